@@ -1,0 +1,3 @@
+from revec.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""The language surface: ``task``, ``spawn``, ``reduce`` and ``Reducer``.
+
+Imported by user programs (``from revec import task, spawn, reduce, Reducer``).
+Executed as plain Python these give the *sequential reference* semantics of
+DESIGN.md section 2: ``spawn`` calls the task at once (depth-first), ``reduce``
+folds into the reducer, and every task argument takes its annotated numpy type
+(fixed-width wraparound, like the compiled variants).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+REDUCER_OPS = ("sum", "min", "max")
+
+# Annotation -> numpy scalar type.  Python's int/float/bool mean int64/float64/bool.
+SCALAR_TYPES: dict[Any, type[np.generic]] = {
+    np.int8: np.int8, np.int16: np.int16, np.int32: np.int32, np.int64: np.int64,
+    np.uint8: np.uint8, np.uint16: np.uint16, np.uint32: np.uint32, np.uint64: np.uint64,
+    np.float32: np.float32, np.float64: np.float64, np.bool_: np.bool_,
+    int: np.int64, float: np.float64, bool: np.bool_,
+}
+
+
+def to_scalar(value: Any, scalar_type: type[np.generic]) -> np.generic:
+    """Convert ``value`` to ``scalar_type`` with C-cast semantics (wraparound, truncation)."""
+    if type(value) is scalar_type:
+        return value
+    try:
+        return scalar_type(value)
+    except OverflowError:
+        # A Python int outside the target range: wrap like a fixed-width cast.
+        return np.asarray(value).astype(scalar_type)[()]
+
+
+class Reducer:
+    """A module-level reduction variable: ``count = Reducer(np.int64, "sum")``."""
+
+    def __init__(self, dtype: Any, op: str) -> None:
+        if op not in REDUCER_OPS:
+            raise ValueError(f"unknown reducer operation {op!r}; expected one of {REDUCER_OPS}")
+        self.scalar_type: type[np.generic] = SCALAR_TYPES[dtype]
+        self.dtype = np.dtype(self.scalar_type)
+        self.op = op
+        self.value: np.generic = self.identity()
+
+    def identity(self) -> np.generic:
+        t = self.scalar_type
+        if self.op == "sum":
+            return t(0)
+        if self.dtype.kind == "f":
+            return t(np.inf if self.op == "min" else -np.inf)
+        if self.dtype.kind == "b":
+            return t(self.op == "min")
+        info = np.iinfo(self.dtype)
+        return t(info.max if self.op == "min" else info.min)
+
+    def reset(self) -> None:
+        self.value = self.identity()
+
+    def fold(self, x: Any) -> None:
+        v = to_scalar(x, self.scalar_type)
+        with np.errstate(over="ignore"):
+            if self.op == "sum":
+                self.value = self.scalar_type(self.value + v)
+            elif self.op == "min":
+                self.value = v if v < self.value else self.value
+            else:
+                self.value = v if v > self.value else self.value
+
+    def __repr__(self) -> str:
+        return f"Reducer({self.dtype.name}, {self.op!r})"
+
+
+class Task:
+    """A task function.  Calling it runs the sequential reference semantics."""
+
+    def __init__(self, fn: Callable[..., None]) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        sig = inspect.signature(fn)
+        self.param_names = list(sig.parameters)
+        self.param_types: list[type[np.generic] | None] = [
+            SCALAR_TYPES.get(p.annotation) for p in sig.parameters.values()
+        ]
+        self.defaults = {
+            name: p.default for name, p in sig.parameters.items() if p.default is not p.empty
+        }
+
+    def __call__(self, *args: Any) -> None:
+        conv = [a if t is None else to_scalar(a, t) for a, t in zip(args, self.param_types)]
+        with np.errstate(all="ignore"):
+            self.fn(*conv)
+
+
+def task(fn: Callable[..., None]) -> Task:
+    """Mark a function as a task of the spawn language."""
+    return Task(fn)
+
+
+def spawn(f: Callable[..., None], *args: Any) -> None:
+    """Sequential reference: run the child task at once (depth-first)."""
+    f(*args)
+
+
+def reduce(r: Reducer, value: Any) -> None:
+    """Fold ``value`` into reducer ``r``."""
+    r.fold(value)
