@@ -1,0 +1,109 @@
+"""Front end: a Python source file -> checked :class:`revec.ir.Program`.
+
+``load_program(path)`` parses with libcst, checks the module-level declarations,
+executes the module level once (for constants, reducers and task objects), then
+lowers every ``@task`` function (and the helpers they call) to the typed IR.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import numpy as np
+
+from revec import ir
+from revec.errors import RevecError
+from revec.frontend.lower import FunctionLowerer, ProgramContext, scalar_type_of
+from revec.frontend.source import ParsedSource, load_module, read_source
+from revec.lang import REDUCER_OPS, Reducer, Task
+
+__all__ = ["load_program"]
+
+
+def _is_reducer_call(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and (
+        (isinstance(node.func, cst.Name) and node.func.value == "Reducer")
+        or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "Reducer"))
+
+
+def _static_reducer_checks(src: ParsedSource) -> None:
+    """Check reducer declarations before running the module (their errors are located)."""
+    for stmt in src.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for part in stmt.body:
+            if isinstance(part, cst.Assign) and _is_reducer_call(part.value):
+                call = part.value
+                assert isinstance(call, cst.Call)
+                if len(call.args) != 2:
+                    raise RevecError("Reducer takes a dtype and an operation: "
+                                     "Reducer(np.int64, \"sum\")", src.loc(call))
+                op = call.args[1].value
+                if isinstance(op, cst.SimpleString) and op.evaluated_value not in REDUCER_OPS:
+                    raise RevecError(
+                        f"unknown reducer operation {op.evaluated_value!r}; the operations "
+                        f"are {', '.join(repr(o) for o in REDUCER_OPS)}", src.loc(op))
+
+
+def load_program(path: str | Path) -> ir.Program:
+    src = read_source(path)
+    _static_reducer_checks(src)
+    functions: dict[str, cst.FunctionDef] = {}
+    reducer_nodes: dict[str, cst.CSTNode] = {}
+    for stmt in src.module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            functions[stmt.name.value] = stmt
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for part in stmt.body:
+                if (isinstance(part, cst.Assign) and _is_reducer_call(part.value)
+                        and len(part.targets) == 1
+                        and isinstance(part.targets[0].target, cst.Name)):
+                    reducer_nodes[part.targets[0].target.value] = part
+    module = load_module(src)
+    g = module.__dict__
+    reducers: dict[str, ir.ReducerDecl] = {}
+    for name, value in g.items():
+        if isinstance(value, Reducer):
+            node = reducer_nodes.get(name)
+            loc = src.loc(node) if node is not None else src.at(1, 1)
+            reducers[name] = ir.ReducerDecl(name, value.dtype, value.op, loc)
+    ctx = ProgramContext(src, module, functions, reducers)
+    tasks: dict[str, ir.TaskDef] = {}
+    for name, fdef in functions.items():
+        if isinstance(g.get(name), Task):
+            tasks[name] = FunctionLowerer(ctx, fdef, kind="task").lower_task()
+        elif fdef.decorators and any(
+                isinstance(d.decorator, cst.Name) and d.decorator.value == "task"
+                for d in fdef.decorators):
+            raise RevecError("'task' here is not revec's task decorator: "
+                             "use 'from revec import task'", src.loc(fdef))
+    if not tasks:
+        raise RevecError("no @task function in this file", src.at(1, 1))
+    return ir.Program(str(src.path), src.text, tasks, ctx.helpers, reducers, ctx.arrays,
+                      tuple(sorted(ctx.libs)), module)
+
+
+def arg_value(param: ir.Param, text: str) -> object:
+    """Parse a command-line root argument for ``param`` (range-checked)."""
+    dt = param.ty.dtype
+    try:
+        if dt.kind == "b":
+            low = text.strip().lower()
+            if low not in ("true", "false", "0", "1"):
+                raise ValueError(text)
+            return np.bool_(low in ("true", "1"))
+        if dt.kind == "f":
+            return dt.type(float(text))
+        value = int(text, 0)
+    except ValueError:
+        raise RevecError(f"argument '{param.name}': {text!r} is not a valid "
+                         f"{dt.name} value") from None
+    info = np.iinfo(dt)
+    if not info.min <= value <= info.max:
+        raise RevecError(f"argument '{param.name}': {value} is out of range for {dt.name} "
+                         f"[{info.min}, {info.max}]")
+    return dt.type(value)
+
+
+_ = scalar_type_of  # re-exported for the back ends

@@ -1,0 +1,294 @@
+"""The checked task program: a small typed IR with source positions.
+
+The front end (:mod:`revec.frontend`) builds it from libcst trees after checking
+every rule of the language; the transforms and back ends only ever see this
+form.  Every expression carries its numpy result type; operands of arithmetic
+are already converted to the type the operation computes in (NumPy 2 / NEP 50
+promotion), so a back end only has to emit fixed-width operations and casts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from revec.errors import SourceLoc
+
+DType = np.dtype[Any]
+
+
+# --------------------------------------------------------------------------- types
+@dataclass(frozen=True)
+class Ty:
+    """A value type.  ``weak`` marks Python scalars (literals, ``int(...)``, range
+    indices): under NEP 50 they take the type of a typed operand."""
+
+    dtype: DType
+    weak: bool = False
+
+    @property
+    def kind(self) -> str:
+        return self.dtype.kind
+
+    def __str__(self) -> str:
+        if self.weak:
+            return {"i": "int", "u": "int", "f": "float", "b": "bool"}[self.kind]
+        return self.dtype.name
+
+
+BOOL = Ty(np.dtype(np.bool_))
+WEAK_INT = Ty(np.dtype(np.int64), weak=True)
+WEAK_FLOAT = Ty(np.dtype(np.float64), weak=True)
+WEAK_BOOL = Ty(np.dtype(np.bool_), weak=True)
+
+SUPPORTED_DTYPES = tuple(
+    np.dtype(t)
+    for t in (
+        np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+        np.float32, np.float64, np.bool_,
+    )
+)
+
+
+# --------------------------------------------------------------------------- expressions
+@dataclass(frozen=True)
+class Expr:
+    loc: SourceLoc
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: int | float | bool
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    """A task parameter (frame field), local variable or loop index."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ArrayRef(Expr):
+    """``A[i]`` / ``A[i, j]`` on a module-level read-only numpy array."""
+
+    array: str
+    indices: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Cast(Expr):
+    """Conversion to ``ty`` with C-cast semantics (wraparound, truncation toward 0)."""
+
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class BinOp(Expr):
+    """Arithmetic/bitwise op; both operands already have the computing type ``ty``
+    (for ``/`` the float type), result wraps at ``ty``'s width."""
+
+    op: str  # + - * / // % ** << >> & | ^
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class UnaryOp(Expr):
+    op: str  # - + ~ not
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Compare(Expr):
+    """``left op right`` with both operands in a common comparison type."""
+
+    op: str  # < <= > >= == !=
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class BoolOp(Expr):
+    op: str  # and / or (short-circuit; operands are bool)
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True)
+class IfExp(Expr):
+    cond: Expr
+    then: Expr
+    orelse: Expr
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """Call of a module-level helper function (single result)."""
+
+    func: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class LibCall(Expr):
+    """Call of a :mod:`revec.lib` function; ``ty`` is its first result type."""
+
+    func: str
+    args: tuple[Expr, ...]
+    result_tys: tuple[Ty, ...]
+
+
+@dataclass(frozen=True)
+class MathCall(Expr):
+    """A numpy/builtin math function: sqrt exp log sin cos floor ceil abs minimum maximum."""
+
+    func: str
+    args: tuple[Expr, ...]
+
+
+# --------------------------------------------------------------------------- statements
+@dataclass(frozen=True)
+class Stmt:
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class Assign(Stmt):
+    target: str
+    value: Expr  # already cast to the local's type
+
+
+@dataclass(frozen=True)
+class Unpack(Stmt):
+    """``a, b = f(...)`` for a helper or library call returning a tuple."""
+
+    targets: tuple[str, ...]
+    call: Call | LibCall
+    target_tys: tuple[Ty, ...]
+
+
+@dataclass(frozen=True)
+class If(Stmt):
+    cond: Expr
+    then: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class For(Stmt):
+    """``for var in range(start, stop, step)``; ``var`` is an int64 (Python int)."""
+
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class While(Stmt):
+    cond: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class Break(Stmt):
+    pass
+
+
+@dataclass(frozen=True)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(frozen=True)
+class Return(Stmt):
+    """In a task: ends the thread.  In a helper: returns ``values`` (one or a tuple)."""
+
+    values: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExprStmt(Stmt):
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Spawn(Stmt):
+    """``spawn(task, args...)``: args already converted to the parameter types."""
+
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Reduce(Stmt):
+    reducer: str
+    value: Expr  # already converted to the reducer's type
+
+
+# --------------------------------------------------------------------------- program
+@dataclass(frozen=True)
+class Param:
+    name: str
+    ty: Ty
+    loc: SourceLoc
+    default: Any = None
+    has_default: bool = False
+
+
+@dataclass(frozen=True)
+class ReducerDecl:
+    name: str
+    dtype: DType
+    op: str  # sum / min / max
+    loc: SourceLoc
+
+    def identity(self) -> int | float | bool:
+        if self.op == "sum":
+            return self.dtype.type(0).item()
+        if self.dtype.kind == "f":
+            return float("inf") if self.op == "min" else float("-inf")
+        if self.dtype.kind == "b":
+            return self.op == "min"
+        info = np.iinfo(self.dtype)
+        return int(info.max if self.op == "min" else info.min)
+
+
+@dataclass(frozen=True)
+class TaskDef:
+    name: str
+    params: tuple[Param, ...]
+    locals: dict[str, Ty]
+    is_base: Expr
+    base: tuple[Stmt, ...]
+    inductive: tuple[Stmt, ...]
+    max_spawns: int | None  # static bound on spawns per task, None if data-dependent
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class HelperDef:
+    name: str
+    params: tuple[Param, ...]
+    locals: dict[str, Ty]
+    body: tuple[Stmt, ...]
+    result_tys: tuple[Ty, ...]
+    loc: SourceLoc
+
+
+@dataclass
+class Program:
+    """A checked program: everything the transforms and back ends need."""
+
+    path: str
+    source: str
+    tasks: dict[str, TaskDef]
+    helpers: dict[str, HelperDef]  # in dependency order (callees first)
+    reducers: dict[str, ReducerDecl]
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    libs: tuple[str, ...] = ()
+    module: Any = None  # the loaded Python module (sequential reference)
