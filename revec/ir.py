@@ -280,7 +280,7 @@ class HelperDef:
     loc: SourceLoc
 
 
-@dataclass
+@dataclass(eq=False)
 class Program:
     """A checked program: everything the transforms and back ends need."""
 

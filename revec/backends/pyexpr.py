@@ -1,0 +1,200 @@
+"""Emission of IR expressions and statements as numba-compilable Python source.
+
+Every operation is written with an explicit conversion to the type the front end
+computed, so numba computes exactly in NumPy's types (integer results wrap at
+their width; float32 stays float32).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from revec import ir
+
+BIN_SYMBOL = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "**": "**",
+              "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^"}
+
+
+def np_type(ty: ir.Ty) -> str:
+    return "np.bool_" if ty.kind == "b" else f"np.{ty.dtype.name}"
+
+
+def literal(value: int | float | bool, ty: ir.Ty) -> str:
+    if ty.kind == "b":
+        return "True" if value else "False"
+    if ty.kind == "f":
+        v = float(value)
+        text = "np.inf" if v == math.inf else "-np.inf" if v == -math.inf else (
+            "np.nan" if math.isnan(v) else repr(v))
+        return text if ty.weak or ty.dtype == np.float64 else f"np.float32({text})"
+    v = int(value)
+    if ty.weak or ty.dtype == np.int64:
+        return str(v) if v >= 0 else f"({v})"
+    return f"{np_type(ty)}({v})"
+
+
+def cast(text: str, src: ir.Ty, dst: ir.Ty) -> str:
+    if dst.kind == "b":
+        return text if src.kind == "b" else f"({text} != 0)"
+    return f"{np_type(dst)}({text})"
+
+
+class ExprEmitter:
+    """Turns IR expressions into Python source text for numba."""
+
+    def __init__(self, var: Callable[[str], str], array: Callable[[str], str],
+                 helper_call: Callable[[str, list[str]], str],
+                 lib_call: Callable[[str, list[str]], str]) -> None:
+        self.var = var
+        self.array = array
+        self.helper_call = helper_call
+        self.lib_call = lib_call
+
+    def __call__(self, e: ir.Expr) -> str:
+        match e:
+            case ir.Const(value=v, ty=ty):
+                return literal(v, ty)
+            case ir.Var(name=name):
+                return self.var(name)
+            case ir.Cast(operand=op, ty=ty):
+                return cast(self(op), op.ty, ty)
+            case ir.BinOp(op=op, left=a, right=b, ty=ty):
+                text = f"({self(a)} {BIN_SYMBOL[op]} {self(b)})"
+                if ty.weak:
+                    return text
+                if ty.kind == "b":
+                    return f"(({text}) != 0)"
+                return f"{np_type(ty)}{text}"
+            case ir.UnaryOp(op="not", operand=a):
+                return f"(not {self(a)})"
+            case ir.UnaryOp(op="~", operand=a, ty=ty) if ty.kind == "b":
+                return f"(not {self(a)})"
+            case ir.UnaryOp(op=op, operand=a, ty=ty):
+                text = f"({op}{self(a)})"
+                return text if ty.weak else f"{np_type(ty)}{text}"
+            case ir.Compare(op=op, left=a, right=b):
+                return f"({self(a)} {op} {self(b)})"
+            case ir.BoolOp(op=op, left=a, right=b):
+                return f"({self(a)} {op} {self(b)})"
+            case ir.IfExp(cond=c, then=a, orelse=b):
+                return f"({self(a)} if {self(c)} else {self(b)})"
+            case ir.ArrayRef(array=name, indices=idx):
+                return f"{self.array(name)}[{', '.join(self(i) for i in idx)}]"
+            case ir.Call(func=f, args=args):
+                return self.helper_call(f, [self(a) for a in args])
+            case ir.LibCall(func=f, args=args):
+                return self.lib_call(f, [self(a) for a in args])
+            case ir.MathCall(func=f, args=args, ty=ty):
+                parts = [self(a) for a in args]
+                if f == "minimum":
+                    text = f"min({parts[0]}, {parts[1]})"
+                elif f == "maximum":
+                    text = f"max({parts[0]}, {parts[1]})"
+                elif f == "abs":
+                    text = f"abs({parts[0]})"
+                else:
+                    text = f"np.{f}({parts[0]})"
+                return text if ty.weak else cast(text, ty, ty)
+        raise AssertionError(f"unhandled IR expression {type(e).__name__}")
+
+
+def contains_return(stmts: tuple[ir.Stmt, ...]) -> bool:
+    for s in stmts:
+        match s:
+            case ir.Return():
+                return True
+            case ir.If(then=a, orelse=b):
+                if contains_return(a) or contains_return(b):
+                    return True
+            case ir.For(body=body) | ir.While(body=body):
+                if contains_return(body):
+                    return True
+    return False
+
+
+class StmtEmitter:
+    """Emits statements; task-specific statements (spawn, reduce, thread return) are
+    delegated to callbacks so tasks and helpers share everything else."""
+
+    def __init__(self, expr: ExprEmitter, var: Callable[[str], str],
+                 spawn: Callable[[ir.Spawn, str], list[str]] | None = None,
+                 reduce: Callable[[ir.Reduce, str], list[str]] | None = None,
+                 in_task: bool = True) -> None:
+        self.expr = expr
+        self.var = var
+        self.spawn = spawn
+        self.reduce = reduce
+        self.in_task = in_task
+
+    def block(self, stmts: tuple[ir.Stmt, ...], ind: str, loop_depth: int) -> list[str]:
+        out: list[str] = []
+        for s in stmts:
+            out.extend(self.stmt(s, ind, loop_depth))
+        if not out:
+            out.append(f"{ind}pass")
+        return out
+
+    def stmt(self, s: ir.Stmt, ind: str, depth: int) -> list[str]:
+        e = self.expr
+        match s:
+            case ir.Assign(target=t, value=v):
+                return [f"{ind}{self.var(t)} = {e(v)}"]
+            case ir.Unpack(targets=ts, call=call, target_tys=tys):
+                tmp = [f"_u{i}" for i in range(len(ts))]
+                lines = [f"{ind}{', '.join(tmp)} = {e(call)}"]
+                rtys = call.result_tys if isinstance(call, ir.LibCall) else None
+                for name, t, ty, i in zip(ts, tmp, tys, range(len(ts))):
+                    src = rtys[i] if rtys else ty
+                    text = t if src.dtype == ty.dtype else cast(t, src, ty)
+                    lines.append(f"{ind}{self.var(name)} = {text}")
+                return lines
+            case ir.If(cond=c, then=a, orelse=b):
+                lines = [f"{ind}if {e(c)}:", *self.block(a, ind + "    ", depth)]
+                if b:
+                    lines += [f"{ind}else:", *self.block(b, ind + "    ", depth)]
+                return lines
+            case ir.For(var=v, start=a, stop=b, step=c, body=body):
+                lines = [f"{ind}for {self.var(v)} in range({e(a)}, {e(b)}, {e(c)}):",
+                         *self.block(body, ind + "    ", depth + 1)]
+                return lines + self.after_loop(body, ind)
+            case ir.While(cond=c, body=body):
+                lines = [f"{ind}while {e(c)}:", *self.block(body, ind + "    ", depth + 1)]
+                return lines + self.after_loop(body, ind)
+            case ir.Break():
+                return [f"{ind}break"]
+            case ir.Continue():
+                return [f"{ind}continue"]
+            case ir.Return(values=vals):
+                if not self.in_task:
+                    if not vals:
+                        return [f"{ind}return"]
+                    return [f"{ind}return {', '.join(e(v) for v in vals)}"]
+                # A thread ends: leave the per-thread wrapper loop (see run_thread_body).
+                if depth == 0:
+                    return [f"{ind}break"]
+                return [f"{ind}_ret = True", f"{ind}break"]
+            case ir.ExprStmt(value=v):
+                return [f"{ind}{e(v)}"]
+            case ir.Spawn():
+                assert self.spawn is not None
+                return self.spawn(s, ind)
+            case ir.Reduce():
+                assert self.reduce is not None
+                return self.reduce(s, ind)
+        raise AssertionError(f"unhandled IR statement {type(s).__name__}")
+
+    def after_loop(self, body: tuple[ir.Stmt, ...], ind: str) -> list[str]:
+        if self.in_task and contains_return(body):
+            return [f"{ind}if _ret:", f"{ind}    break"]
+        return []
+
+
+def zero_of(ty: ir.Ty) -> str:
+    if ty.kind == "b":
+        return "False"
+    if ty.weak:
+        return "0.0" if ty.kind == "f" else "0"
+    return f"{np_type(ty)}(0)"

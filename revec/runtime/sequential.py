@@ -1,0 +1,54 @@
+"""The sequential reference (``--variant seq``): the program run as plain Python.
+
+``spawn`` calls the task at once and ``reduce`` folds (see :mod:`revec.lang`).
+Deep task trees need a deep host stack, so the run happens in a thread with a
+large stack and a raised recursion limit.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+from revec import ir
+from revec.lang import Reducer, Task
+from revec.runtime.stats import RunStats
+
+STACK_BYTES = 1 << 30
+RECURSION_LIMIT = 1_000_000
+
+
+def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
+                   ) -> tuple[dict[str, Any], RunStats]:
+    g = program.module.__dict__
+    fn: Task = g[task]
+    reducers: dict[str, Reducer] = {name: g[name] for name in program.reducers}
+    for r in reducers.values():
+        r.reset()
+    box: dict[str, Any] = {}
+
+    def body() -> None:
+        try:
+            t0 = time.perf_counter()
+            fn(*args)
+            box["seconds"] = time.perf_counter() - t0
+        except BaseException as err:  # re-raised in the caller's thread
+            box["error"] = err
+
+    old_limit = sys.getrecursionlimit()
+    old_stack = threading.stack_size()
+    try:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+        threading.stack_size(STACK_BYTES)
+        worker = threading.Thread(target=body, name="revec-seq")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(old_stack)
+        sys.setrecursionlimit(old_limit)
+    if "error" in box:
+        raise box["error"]
+    values = {name: r.value.item() for name, r in reducers.items()}
+    return values, RunStats(seconds=box["seconds"])

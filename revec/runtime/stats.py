@@ -1,0 +1,28 @@
+"""Run statistics of DESIGN.md section 4."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class RunStats:
+    tasks: int = 0
+    leaves: int = 0
+    levels: int = 0
+    utilization: float = 0.0  # sum over blocks of floor(b / P) * P, over all tasks
+    reexpansions: int = 0
+    peak_live: int = 0  # peak number of thread frames held at once
+    seconds: float = 0.0
+    blocks: int = 0
+    simd_width: int = 16
+    tasks_per_level: list[int] = field(default_factory=list)
+    leaves_per_level: list[int] = field(default_factory=list)
+    reexpansions_per_level: list[int] = field(default_factory=list)
+    # mean factor by which a re-expanded block grew before returning to blocked mode,
+    # per level where it returned (0 where none returned)
+    reexp_growth_per_level: list[float] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
