@@ -22,6 +22,8 @@ one compiled loop (no Python per block, no host stack per tree level):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from revec import ir
 from revec.backends.pyexpr import ExprEmitter, StmtEmitter, np_type, zero_of
 from revec.transforms.blocking import BlockProgram, to_block_program
@@ -69,7 +71,7 @@ class NumbaModuleGen:
 
     # ------------------------------------------------------------------ module
     def generate(self) -> str:
-        out = [HEADER.format(path=self.program.path, task=self.bp.task.name)]
+        out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name)]
         for lib in self.program.libs:
             out.append(f"from revec.lib import LIBRARY as _LIBRARY\n"
                        f"lib_{lib} = _LIBRARY[{lib!r}].numba\n")
@@ -323,7 +325,7 @@ class NumbaModuleGen:
                 f"{ind}    kused = si + 1",
                 f"{ind}    if kused > kcap:",
                 f"{ind}        kcap = max(2 * kcap, kused)",
-                f"{ind}        kcnt = grow(kcnt, kcap)",
+                f"{ind}        kcnt = grow2(kcnt, kcap)",
                 f"{ind}    need = out_base + kused * n",
                 f"{ind}    if need > acap:",
                 f"{ind}        acap = max(need, 2 * acap)",

@@ -1,0 +1,60 @@
+"""revec transform FILE [-o OUT] [--backend numba|c]: write the generated module(s)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from revec.errors import RevecError
+from revec.frontend import load_program
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("transform", help="write the generated bfs/blocked/reexp module")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", help="output file (one task) or directory (several); "
+                   "default: standard output")
+    p.add_argument("--backend", choices=("numba", "c"), default="numba")
+    p.add_argument("--task", help="only this task (default: every task of the file)")
+    p.set_defaults(func=run)
+
+
+def generate(program, task: str, backend: str) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """(file suffix, generated text) for ``task`` on ``backend``."""
+    if backend == "numba":
+        from revec.backends.numba_codegen import generate_numba_module
+
+        return ".py", generate_numba_module(program, task)
+    try:
+        from revec.backends.c_codegen import generate_c_module  # type: ignore[import-not-found]
+    except ModuleNotFoundError:
+        raise RevecError("the C back end is not available yet; use --backend numba") from None
+    return ".c", generate_c_module(program, task)
+
+
+def run(args: argparse.Namespace) -> int:
+    from revec.cli.common import write_atomic
+
+    program = load_program(args.file)
+    tasks = [args.task] if args.task else list(program.tasks)
+    for t in tasks:
+        if t not in program.tasks:
+            raise RevecError(f"no task '{t}' in {args.file}")
+    # generate everything before writing anything: no half-written output
+    outputs = [(t, *generate(program, t, args.backend)) for t in tasks]
+    if args.output is None:
+        for _, _, text in outputs:
+            sys.stdout.write(text)
+        return 0
+    out = Path(args.output)
+    if len(outputs) == 1 and not out.is_dir():
+        write_atomic(out, outputs[0][2])
+        print(f"wrote {out}")
+        return 0
+    stem = Path(args.file).stem
+    for t, suffix, text in outputs:
+        target = out / f"{stem}_{t}{suffix}"
+        write_atomic(target, text)
+        print(f"wrote {target}")
+    return 0
