@@ -17,6 +17,7 @@ import numpy as np
 from revec import ir
 from revec.backends.numba_codegen import generate_numba_module
 from revec.cli.common import write_atomic
+from revec.runtime import numba_scheduler as S
 from revec.runtime.stats import RunStats
 from revec.transforms.schedule import Schedule
 
@@ -62,18 +63,21 @@ class NumbaTask:
         t0 = time.perf_counter()
         out = self.module.run(*full)
         seconds = time.perf_counter() - t0
-        accs, tasks, leaves, reexp, growth, gret, vec, peak, blocks = out
+        accs, lv, st = out
         reducers = {r: v for r, v in zip(self.program.reducers, accs)}
+        tasks = lv[:, S.L_TASKS].astype(np.int64)
         total = int(tasks.sum())
+        returns = lv[:, S.L_RETURNS]
         stats = RunStats(
-            tasks=total, leaves=int(leaves.sum()), levels=len(tasks),
-            utilization=(vec / total) if total else 0.0, reexpansions=int(reexp.sum()),
-            peak_live=int(peak), seconds=seconds, blocks=int(blocks),
-            simd_width=schedule.simd_width,
-            tasks_per_level=tasks.tolist(), leaves_per_level=leaves.tolist(),
-            reexpansions_per_level=reexp.tolist(),
-            reexp_growth_per_level=[
-                float(g / r) if r else 0.0 for g, r in zip(growth.tolist(), gret.tolist())],
+            tasks=total, leaves=int(lv[:, S.L_LEAVES].sum()), levels=len(tasks),
+            utilization=(int(st[S.VEC]) / total) if total else 0.0,
+            reexpansions=int(lv[:, S.L_REEXP].sum()), peak_live=int(st[S.PEAK]),
+            seconds=seconds, blocks=int(st[S.BLOCKS]), simd_width=schedule.simd_width,
+            tasks_per_level=tasks.tolist(),
+            leaves_per_level=lv[:, S.L_LEAVES].astype(np.int64).tolist(),
+            reexpansions_per_level=lv[:, S.L_REEXP].astype(np.int64).tolist(),
+            reexp_growth_per_level=[float(g / r) if r else 0.0
+                                    for g, r in zip(lv[:, S.L_GROWTH], returns)],
         )
         return reducers, stats
 

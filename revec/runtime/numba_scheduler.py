@@ -1,0 +1,193 @@
+"""The block scheduler's bookkeeping, compiled once and shared by every program.
+
+A generated ``run`` (see :mod:`revec.backends.numba_codegen`) keeps its frame
+columns and its kernel; everything that does not depend on the program lives
+here, so each program compiles only its own code.
+
+State (all int64 unless noted):
+
+* ``rec[sp]``: the record stack.  Kind 0 = a bfs block ``[OFF, OFF + N)`` whose
+  children are compacted to ``BASE``; kind 1 = a blocked level: ``NSEG`` child
+  blocks in ``seg[SB:SB + NSEG]`` run depth first from ``CUR``; ``END`` is the top
+  of the arena range the record owns.
+* ``seg[s] = (offset, count)`` of child blocks, allocated as a stack.
+* ``st``: scalars (stack pointer, statistics, and the block :func:`pick` chose).
+* ``lv[depth]`` (float64): per-level tasks, leaves, re-expansions started there,
+  summed growth factor of re-expanded blocks returning to blocked mode there, and
+  the number of such returns.
+
+The threshold comparisons are exactly those of :mod:`revec.transforms.schedule`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# rec columns
+KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT = range(10)
+REC_COLS = 10
+# st entries
+SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK = range(7)
+P_OFF, P_N, P_DEPTH, P_MODE, P_OUT = range(7, 12)
+ST_SIZE = 12
+# lv columns
+L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
+LV_COLS = 5
+
+
+@njit(cache=True, nogil=True)
+def new_state():  # type: ignore[no-untyped-def]
+    rec = np.zeros((64, REC_COLS), np.int64)
+    seg = np.zeros((64, 2), np.int64)
+    lv = np.zeros((64, LV_COLS), np.float64)
+    st = np.zeros(ST_SIZE, np.int64)
+    # the root: a bfs record holding one thread at arena position 0
+    rec[0, KIND] = 0
+    rec[0, OFF] = 0
+    rec[0, N] = 1
+    rec[0, BASE] = 1
+    rec[0, END] = 1
+    st[SP] = 0
+    st[LIVE] = 1
+    st[PEAK] = 1
+    return rec, seg, lv, st
+
+
+@njit(cache=True, nogil=True)
+def grow_rows(a, need):  # type: ignore[no-untyped-def]
+    """``a`` (2-D) with at least ``need`` rows, new rows zeroed."""
+    if need <= a.shape[0]:
+        return a
+    b = np.zeros((max(need, 2 * a.shape[0]), a.shape[1]), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True, nogil=True)
+def pick(rec, st, seg, lv, R):  # type: ignore[no-untyped-def]
+    """Choose the next block to execute.  Returns -1 when the schedule is done, 0
+    when a record was popped or a re-expansion pushed (call again), 1 when a block
+    was chosen (its offset, size, depth, mode and output base are in ``st``).
+    ``rec`` must have a spare row (the caller grows it)."""
+    sp = st[SP]
+    if sp < 0:
+        return -1
+    if rec[sp, KIND] == 1:
+        cur = rec[sp, CUR]
+        if cur == rec[sp, NSEG]:
+            st[SEGTOP] = rec[sp, SB]
+            st[SP] = sp - 1
+            return 0
+        s = rec[sp, SB] + cur
+        rec[sp, CUR] = cur + 1
+        n = seg[s, 1]
+        if n == 0:
+            return 0
+        off = seg[s, 0]
+        depth = rec[sp, DEPTH]
+        if n < R:
+            # re-expansion: this child block runs in bfs mode
+            top = rec[sp, END]
+            sp += 1
+            rec[sp, KIND] = 0
+            rec[sp, OFF] = off
+            rec[sp, N] = n
+            rec[sp, BASE] = top
+            rec[sp, END] = top
+            rec[sp, DEPTH] = depth
+            rec[sp, INIT] = n
+            st[SP] = sp
+            lv[depth, L_REEXP] += 1
+            return 0
+        st[P_OFF] = off
+        st[P_N] = n
+        st[P_DEPTH] = depth
+        st[P_MODE] = 1
+        st[P_OUT] = rec[sp, END]
+        return 1
+    off = rec[sp, OFF]
+    n = rec[sp, N]
+    st[P_OFF] = off
+    st[P_N] = n
+    st[P_DEPTH] = rec[sp, DEPTH]
+    st[P_MODE] = 0
+    st[P_OUT] = max(rec[sp, BASE], off + n)
+    return 1
+
+
+@njit(cache=True, nogil=True)
+def account(lv, st, n, nb, P):  # type: ignore[no-untyped-def]
+    """Statistics of one executed block of ``n`` threads, ``nb`` of them leaves."""
+    depth = st[P_DEPTH]
+    lv[depth, L_TASKS] += n
+    lv[depth, L_LEAVES] += nb
+    st[BLOCKS] += 1
+    st[VEC] += n // P * P
+    if depth > st[MAXDEPTH]:
+        st[MAXDEPTH] = depth
+
+
+@njit(cache=True, nogil=True)
+def finish(rec, st, seg, lv, kcnt, kused, B):  # type: ignore[no-untyped-def]
+    """After a block ran: update the record stack from its children's counts.
+    For a bfs block the caller has already compacted the children to the record's
+    base in spawn-index order.  ``rec`` needs a spare row and ``seg`` room for
+    ``kused`` more rows (the caller grows them)."""
+    n = st[P_N]
+    depth = st[P_DEPTH]
+    m = 0
+    for k in range(kused):
+        m += kcnt[k]
+    live = st[LIVE] + m
+    if live > st[PEAK]:
+        st[PEAK] = live
+    st[LIVE] = live - n
+    sp = st[SP]
+    segtop = st[SEGTOP]
+    if st[P_MODE] == 1:
+        # blocked: the child blocks (one per spawn index) run depth first
+        if m == 0:
+            return
+        out = st[P_OUT]
+        sp += 1
+        rec[sp, KIND] = 1
+        rec[sp, CUR] = 0
+        rec[sp, NSEG] = kused
+        rec[sp, SB] = segtop
+        rec[sp, END] = out + kused * n
+        rec[sp, DEPTH] = depth + 1
+        rec[sp, INIT] = 0
+        for k in range(kused):
+            seg[segtop + k, 0] = out + k * n
+            seg[segtop + k, 1] = kcnt[k]
+        st[SEGTOP] = segtop + kused
+        st[SP] = sp
+        return
+    if m == 0:
+        st[SP] = sp - 1
+        return
+    base = rec[sp, BASE]
+    if m < B:
+        # still bfs: the next block replaces this one
+        rec[sp, OFF] = base
+        rec[sp, N] = m
+        rec[sp, END] = base + m
+        rec[sp, DEPTH] = depth + 1
+        return
+    # B or more threads: continue in blocked mode with the compacted child blocks
+    if rec[sp, INIT] > 0:
+        lv[depth + 1, L_GROWTH] += m / rec[sp, INIT]
+        lv[depth + 1, L_RETURNS] += 1
+    pos = base
+    for k in range(kused):
+        seg[segtop + k, 0] = pos
+        seg[segtop + k, 1] = kcnt[k]
+        pos += kcnt[k]
+    rec[sp, KIND] = 1
+    rec[sp, CUR] = 0
+    rec[sp, NSEG] = kused
+    rec[sp, SB] = segtop
+    rec[sp, END] = base + m
+    rec[sp, DEPTH] = depth + 1
+    st[SEGTOP] = segtop + kused
