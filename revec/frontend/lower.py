@@ -168,7 +168,7 @@ class FunctionLowerer:
                 text = self.ctx.src.module.code_for_node(prm.annotation.annotation)
                 self.error(f"parameter '{pname}' has type '{text}', which is not a scalar type; "
                            "use np.int8..np.int64, np.uint8..np.uint64, np.float32, np.float64, "
-                           "np.bool_, int, float or bool", prm.annotation)
+                           "np.bool_, int, float or bool", prm.annotation.annotation)
             out.append(ir.Param(pname, ty, self.loc(prm), defaults.get(pname),
                                 pname in defaults))
         return tuple(out)
@@ -263,6 +263,11 @@ class FunctionLowerer:
     def split_task_body(self, stmts: list[cst.CSTNode]
                         ) -> tuple[cst.BaseExpression, Sequence[cst.CSTNode],
                                    Sequence[cst.CSTNode]]:
+        for node in stmts:
+            for part in (node.body if isinstance(node, cst.SimpleStatementLine) else [node]):
+                for kind, message in FORBIDDEN_STMTS.items():
+                    if isinstance(part, kind):
+                        self.error(message, part)
         shape = ("a task body must be 'if <is-base>: <base case> else: <inductive case>' "
                  "(or 'if <is-base>: <base case>; return' followed by the inductive case)")
         if not stmts or not isinstance(stmts[0], cst.If):
@@ -559,7 +564,7 @@ class FunctionLowerer:
             value = e.value
             if ty.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
                 if not literal_fits(value, ty):
-                    self.error(f"integer literal {value} is out of range for {ty}", node)
+                    raise RevecError(f"integer literal {value} is out of range for {ty}", e.loc)
                 return ir.Const(e.loc, ty, value)
             if ty.kind == "f":
                 return ir.Const(e.loc, ty, float(value))

@@ -43,6 +43,13 @@ def read_source(path: str | Path) -> ParsedSource:
     except (OSError, UnicodeDecodeError) as err:
         fail(f"cannot read {p}: {err}")
     lines = text.splitlines()
+    try:  # Python's own parser gives the best syntax-error positions and messages
+        compile(text, str(p), "exec", dont_inherit=True)
+    except SyntaxError as err:
+        line = err.lineno or 1
+        text_line = lines[line - 1] if 0 < line <= len(lines) else ""
+        raise RevecError(f"syntax error: {err.msg}",
+                         SourceLoc(str(p), line, err.offset or 1, text_line)) from None
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as err:

@@ -1,0 +1,30 @@
+"""Shared fixtures: a private compile cache and helpers to write programs to files."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+# Generated modules go to a per-session cache, so tests never depend on (or fill)
+# the user's ~/.cache/revec.
+os.environ.setdefault("REVEC_CACHE_DIR", str(Path(__file__).parent / ".." / "build" /
+                                             "test-cache"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite golden files from the current output")
+
+
+@pytest.fixture
+def write_program(tmp_path: Path) -> Callable[[str, str], Path]:
+    def write(source: str, name: str = "prog.py") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(source).lstrip())
+        return path
+
+    return write
