@@ -1,5 +1,6 @@
 import numpy as np
-from revec import task, spawn, reduce, Reducer
+
+from revec import Reducer, reduce, spawn, task
 
 count = Reducer(np.int64, "sum")
 

@@ -191,7 +191,7 @@ class FunctionLowerer:
         for _ in range(12):
             self.changed = False
             self.returns = []
-            result = lower_body()
+            lower_body()
             if not self.changed:
                 self.final = True
                 self.returns = []
