@@ -77,7 +77,7 @@ def load_module(parsed: ParsedSource) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     module.__file__ = parsed.path
     sys.modules[name] = module  # dataclasses / pickling inside user modules need this
-    code = compile(parsed.text, parsed.path, "exec")
+    code = compile(parsed.text, parsed.path, "exec", dont_inherit=True)
     try:
         exec(code, module.__dict__)
     except RevecError:
