@@ -11,6 +11,9 @@ import pytest
 
 # Generated modules go to a per-session cache, so tests never depend on (or fill)
 # the user's ~/.cache/revec.
+# Hundreds of generated programs are compiled once each: skip numba's on-disk cache
+# for them (it changes nothing but start-up time of a later process).
+os.environ.setdefault("REVEC_NUMBA_CACHE", "0")
 os.environ.setdefault("REVEC_CACHE_DIR", str(Path(__file__).parent / ".." / "build" /
                                              "test-cache"))
 

@@ -3,6 +3,8 @@
 Schedule: see revec/backends/numba_codegen.py.  Do not edit: regenerate with
 `revec transform`.
 """
+import os
+
 import numpy as np
 from numba import njit
 
@@ -12,8 +14,11 @@ from revec.runtime.numba_scheduler import (
 )
 from revec.runtime.numba_support import grow, grow2
 
+# numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
+CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
 
-@njit(cache=True, error_model="numpy", nogil=True)
+
+@njit(cache=CACHE, error_model="numpy", nogil=True)
 def run(r_n, block_size, reexp_threshold, simd_width):
     B = block_size
     R = reexp_threshold
