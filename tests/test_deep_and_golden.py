@@ -46,7 +46,10 @@ def test_fib_golden(request):
 
 
 def test_fib_golden_module_runs(tmp_path):
-    """The golden module is real code: import it and run every schedule."""
+    """The golden module is real code: import it and run its kernel in every schedule."""
+    from revec.backends.numba_runner import NumbaTask
+    from revec.transforms.schedule import Schedule
+
     src = (HERE / "golden" / "fib_numba.py").read_text()
     path = tmp_path / "fib_golden_gen.py"
     path.write_text(src)
@@ -54,9 +57,10 @@ def test_fib_golden_module_runs(tmp_path):
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    import numpy as np
-
-    for b, r in ((1 << 62, 0), (8, 0), (8, 8), (1, 1)):
-        accs, lv, st = mod.run(np.int32(20), b, r, 16)
-        assert accs == (6765,)
-        assert int(lv[:, 0].sum()) == 21891  # fib(20) makes 21,891 calls
+    runner = NumbaTask(get_program(HERE / "programs" / "fib.py"), "fib")
+    runner.module = mod
+    for strategy, b, r in (("bfs", None, None), ("blocked", 8, None), ("reexp", 8, 8),
+                           ("reexp", 1, 1)):
+        reducers, stats = runner.run((20,), Schedule.make(strategy, b, r))
+        assert reducers == {"count": 6765}
+        assert stats.tasks == 21891  # fib(20) makes 21,891 calls

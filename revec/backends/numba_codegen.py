@@ -38,17 +38,14 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_scheduler import (
-    BASE, MAXDEPTH, P_DEPTH, P_MODE, P_N, P_OFF, P_OUT, SEGTOP, SP,
-    account, finish, grow_rows, new_state, pick,
-)
-from revec.runtime.numba_support import grow, grow2
+from revec.runtime.numba_support import KERNEL_SIG, grow_for_spawn
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
 '''
 
 JIT = '@njit(cache=CACHE, error_model="numpy", nogil=True)'
+KERNEL_JIT = '@njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)'
 
 
 def var(name: str) -> str:
@@ -86,7 +83,7 @@ class NumbaModuleGen:
                        f"lib_{lib} = _LIBRARY[{lib!r}].numba\n")
         for h in self.program.helpers.values():
             out.append(self.helper(h))
-        out.append(self.scheduler())
+        out.append(self.kernel())
         return "\n\n".join(out) + "\n"
 
     def helper(self, h: ir.HelperDef) -> str:
@@ -99,96 +96,58 @@ class NumbaModuleGen:
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ scheduler
-    def scheduler(self) -> str:
+    def kernel(self) -> str:
+        """The per-program kernel: one block, with the uniform signature the shared
+        driver (:func:`revec.runtime.numba_scheduler.run_schedule`) calls."""
         bp = self.bp
         fields = bp.fields
         red = bp.reducers
-        static_k = bp.max_spawns
-        root_args = ", ".join(f"r_{p.name}" for p in fields)
-        sig = f"def run({root_args}{',' if root_args else ''} block_size, reexp_threshold, " \
-              f"simd_width{self.array_args}):"
-        L: list[str] = [JIT, sig]
+        L: list[str] = [KERNEL_JIT, "def kernel(cols, consts, accs, ints, off, n, out_base):"]
         w = L.append
-        w("    B = block_size")
-        w("    R = reexp_threshold")
-        w("    P = simd_width")
-        w("    rec, seg, lv, st = new_state()")
-        w("    # SoA arena: one column per frame field; the root frame at 0")
-        for p in fields:
-            w(f"    {col(p.name)} = np.empty(1024, {np_type(p.ty)})")
-            w(f"    {col(p.name)}[0] = r_{p.name}")
-        w("    acap = 1024")
-        w(f"    kcap = {max(static_k or 4, 1)}")
-        w("    kcnt = np.zeros(kcap, np.int64)")
-        w("    idx_b = np.empty(1024, np.int64)")
-        w("    idx_i = np.empty(1024, np.int64)")
-        for r in red:
-            ident = ir.Const(r.loc, ir.Ty(r.dtype), r.identity())
-            w(f"    acc_{r.name} = {self.expr(ident)}")
-        w("    while True:")
-        w("        rec = grow_rows(rec, st[SP] + 2)")
-        w("        status = pick(rec, st, seg, lv, R)")
-        w("        if status < 0:")
-        w("            break")
-        w("        if status == 0:")
-        w("            continue")
-        w("        off = st[P_OFF]")
-        w("        n = st[P_N]")
-        w("        depth = st[P_DEPTH]")
-        w("        out_base = st[P_OUT]")
-        w("        lv = grow_rows(lv, depth + 2)")
-        w("        if n > idx_b.size:")
-        w("            idx_b = np.empty(2 * n, np.int64)")
-        w("            idx_i = np.empty(2 * n, np.int64)")
-        if static_k:
-            w(f"        need = out_base + {static_k} * n")
-            w("        if need > acap:")
-            w("            acap = max(need, 2 * acap)")
-            for p in fields:
-                w(f"            {col(p.name)} = grow({col(p.name)}, acap)")
-            w(f"        kused = {static_k}")
-        else:
-            w("        kused = 0")
-        w("        kcnt[:] = 0")
-        w("        # is-base test over all threads; branch-free split into two index lists")
-        w("        nb = 0")
-        w("        ni = 0")
-        w("        for t in range(n):")
-        w("            i = off + t")
-        L += self.load_fields("            ", used=used_vars(bp.is_base))
-        w(f"            isb = {self.expr(bp.is_base)}")
-        w("            idx_b[nb] = i")
-        w("            idx_i[ni] = i")
-        w("            nb += isb")
-        w("            ni += 1 - isb")
-        w("        account(lv, st, n, nb, P)")
+        w("    # frame columns (SoA), constant arrays and reducer accumulators as typed views")
+        for i, p in enumerate(fields):
+            w(f"    {col(p.name)} = cols[{i}].view({np_type(p.ty)})")
+        for i, name in enumerate(self.arrays):
+            a = self.program.arrays[name]
+            view = f"consts[{i}].view({np_type(ir.Ty(a.dtype))})"
+            if a.ndim > 1:
+                view += f".reshape({tuple(a.shape)})"
+            w(f"    {arr(name)} = {view}")
+        for i, r in enumerate(red):
+            w(f"    acc_{r.name} = accs[{8 * i}:{8 * i + r.dtype.itemsize}]"
+              f".view({np_type(ir.Ty(r.dtype))})[0]")
+        w("    kcnt = ints[0]")
+        if bp.max_spawns is None:
+            sizes = ", ".join(f"{col(p.name)}.size" for p in fields)
+            w(f"    cap = min({sizes}, {col(fields[0].name)}.size)  # frames all columns hold")
+        w("    idx_b = ints[1]")
+        w("    idx_i = ints[2]")
+        w(f"    kused = {bp.max_spawns if bp.max_spawns else 0}")
+        w("    # is-base test over all threads; branch-free split into two index lists")
+        w("    nb = 0")
+        w("    ni = 0")
+        w("    for t in range(n):")
+        w("        i = off + t")
+        L += self.load_fields("        ", used=used_vars(bp.is_base))
+        w(f"        isb = {self.expr(bp.is_base)}")
+        w("        idx_b[nb] = i")
+        w("        idx_i[ni] = i")
+        w("        nb += isb")
+        w("        ni += 1 - isb")
         task_locals = bp.task.locals
-        w("        # base case over the base threads")
-        w("        for j in range(nb):")
-        w("            i = idx_b[j]")
-        L += self.thread_body(bp.base, task_locals, "            ")
-        w("        # inductive case: the thread's k-th spawn goes to child block k")
-        w("        for j in range(ni):")
-        w("            i = idx_i[j]")
-        w("            si = 0")
-        L += self.thread_body(bp.inductive, task_locals, "            ")
-        w("        if st[P_MODE] == 0:")
-        w("            # bfs: the next block is all children in spawn-index order,")
-        w("            # compacted down to the record's base (it replaces this block)")
-        w("            dst = rec[st[SP], BASE]")
-        w("            for k in range(kused):")
-        w("                src = out_base + k * n")
-        w("                c = kcnt[k]")
-        w("                if src != dst:")
-        w("                    for t in range(c):")
-        for p in fields:
-            w(f"                        {col(p.name)}[dst + t] = {col(p.name)}[src + t]")
-        w("                dst += c")
-        w("        seg = grow_rows(seg, st[SEGTOP] + kused + 1)")
-        w("        finish(rec, st, seg, lv, kcnt, kused, B)")
-        accs = ", ".join(f"acc_{r.name}" for r in red)
-        w(f"    accs = ({accs}{',' if len(red) == 1 else ''})")
-        w("    return accs, lv[: st[MAXDEPTH] + 1].copy(), st.copy()")
+        w("    # base case over the base threads")
+        w("    for j in range(nb):")
+        w("        i = idx_b[j]")
+        L += self.thread_body(bp.base, task_locals, "        ")
+        w("    # inductive case: the thread's k-th spawn goes to child block k")
+        w("    for j in range(ni):")
+        w("        i = idx_i[j]")
+        w("        si = 0")
+        L += self.thread_body(bp.inductive, task_locals, "        ")
+        for i, r in enumerate(red):
+            w(f"    accs[{8 * i}:{8 * i + r.dtype.itemsize}].view({np_type(ir.Ty(r.dtype))})[0]"
+              f" = acc_{r.name}")
+        w("    return nb, kused")
         return "\n".join(L)
 
     def load_fields(self, ind: str, used: set[str] | None = None) -> list[str]:
@@ -216,15 +175,14 @@ class NumbaModuleGen:
             lines += [
                 f"{ind}if si >= kused:",
                 f"{ind}    kused = si + 1",
-                f"{ind}    if kused > kcap:",
-                f"{ind}        kcap = max(2 * kcap, kused)",
-                f"{ind}        kcnt = grow2(kcnt, kcap)",
-                f"{ind}    need = out_base + kused * n",
-                f"{ind}    if need > acap:",
-                f"{ind}        acap = max(need, 2 * acap)",
+                f"{ind}    if kused > kcnt.size or out_base + kused * n > cap:",
+                f"{ind}        grow_for_spawn(cols, ints, out_base + kused * n, kused)",
+                f"{ind}        kcnt = ints[0]",
             ]
-            lines += [f"{ind}        {col(p.name)} = grow({col(p.name)}, acap)"
-                      for p in self.bp.fields]
+            lines += [f"{ind}        {col(p.name)} = cols[{i}].view({np_type(p.ty)})"
+                      for i, p in enumerate(self.bp.fields)]
+            sizes = ", ".join(f"{col(p.name)}.size" for p in self.bp.fields)
+            lines += [f"{ind}        cap = min({sizes}, {col(self.bp.fields[0].name)}.size)"]
         vals = [self.expr(a) for a in s.args]
         tmp = [f"_s{i}" for i in range(len(vals))]
         lines += [f"{ind}{t} = {v}" for t, v in zip(tmp, vals)]

@@ -11,8 +11,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
+from numba import typed
 
 from revec import ir
 from revec.backends.numba_codegen import generate_numba_module
@@ -52,19 +52,38 @@ class NumbaTask:
         self.program = program
         self.task = program.tasks[task]
         self.source = generate_numba_module(program, task)
+        t0 = time.perf_counter()
         self.module = load_generated(self.source, f"{Path(program.path).stem}_{task}")
-        self.arrays = [np.ascontiguousarray(program.arrays[a]) for a in sorted(program.arrays)]
-        self.compile_seconds = 0.0
+        from revec.runtime.numba_scheduler import run_schedule
+
+        self.driver = run_schedule
+        self.compile_seconds = time.perf_counter() - t0
+        self.consts = typed.List(
+            [np.ascontiguousarray(program.arrays[a]).reshape(-1).view(np.uint8).copy()
+             for a in sorted(program.arrays)] or [np.zeros(8, np.uint8)])
+        self.itemsizes = np.array([p.ty.dtype.itemsize for p in self.task.params], np.int64)
+        self.static_k = -1 if self.task.max_spawns is None else int(self.task.max_spawns)
 
     def run(self, args: tuple[Any, ...], schedule: Schedule) -> tuple[dict[str, Any], RunStats]:
-        full = (*args, schedule.block_size, schedule.reexp_threshold, schedule.simd_width,
-                *self.arrays)
-        self.compile_seconds = self.ensure_compiled(full)
+        cols = typed.List()
+        for p, a in zip(self.task.params, args):
+            col = np.zeros(1024, p.ty.dtype)
+            col[0] = a
+            cols.append(col.view(np.uint8))
+        reducers = list(self.program.reducers.values())
+        accs = np.zeros(8 * max(len(reducers), 1), np.uint8)
+        for i, r in enumerate(reducers):
+            accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
+        ints = typed.List([np.zeros(max(self.static_k, 4), np.int64),
+                           np.empty(1024, np.int64), np.empty(1024, np.int64),
+                           self.itemsizes])
         t0 = time.perf_counter()
-        out = self.module.run(*full)
+        lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs, ints,
+                             self.static_k, schedule.block_size, schedule.reexp_threshold,
+                             schedule.simd_width)
         seconds = time.perf_counter() - t0
-        accs, lv, st = out
-        reducers = {r: v for r, v in zip(self.program.reducers, accs)}
+        values = {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
+                  for i, r in enumerate(reducers)}
         tasks = lv[:, S.L_TASKS].astype(np.int64)
         total = int(tasks.sum())
         returns = lv[:, S.L_RETURNS]
@@ -79,12 +98,4 @@ class NumbaTask:
             reexp_growth_per_level=[float(g / r) if r else 0.0
                                     for g, r in zip(lv[:, S.L_GROWTH], returns)],
         )
-        return reducers, stats
-
-    def ensure_compiled(self, full_args: tuple[Any, ...]) -> float:
-        """Compile (or load from numba's cache) for these argument types; seconds spent."""
-        sig = tuple(numba.typeof(a) for a in full_args)
-        t0 = time.perf_counter()
-        self.module.run.compile(sig)
-        return time.perf_counter() - t0
-
+        return values, stats

@@ -22,7 +22,9 @@ The threshold comparisons are exactly those of :mod:`revec.transforms.schedule`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+
+from revec.runtime.numba_support import BYTES, INTS, KERNEL_TYPE
 
 # rec columns
 KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT = range(10)
@@ -191,3 +193,66 @@ def finish(rec, st, seg, lv, kcnt, kused, B):  # type: ignore[no-untyped-def]
     rec[sp, END] = base + m
     rec[sp, DEPTH] = depth + 1
     st[SEGTOP] = segtop + kused
+
+
+# --------------------------------------------------------------------------- the driver
+DRIVER_SIG = types.Tuple((types.float64[:, ::1], INTS))(
+    KERNEL_TYPE, types.ListType(BYTES), INTS, types.ListType(BYTES), BYTES,
+    types.ListType(INTS), types.int64, types.int64, types.int64, types.int64)
+
+
+@njit(cache=True, nogil=True)
+def _ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
+    col = cols[c]
+    if nbytes > col.size:
+        new = np.empty(max(nbytes, 2 * col.size), np.uint8)
+        new[: col.size] = col
+        cols[c] = new
+
+
+@njit(DRIVER_SIG, cache=True, nogil=True)
+def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P):  # type: ignore[no-untyped-def]
+    """Run the whole schedule of DESIGN.md section 3 from the root frame at 0."""
+    rec, seg, lv, st = new_state()
+    ncols = itemsizes.size
+    while True:
+        rec = grow_rows(rec, st[SP] + 2)
+        status = pick(rec, st, seg, lv, R)
+        if status < 0:
+            break
+        if status == 0:
+            continue
+        off = st[P_OFF]
+        n = st[P_N]
+        depth = st[P_DEPTH]
+        out_base = st[P_OUT]
+        lv = grow_rows(lv, depth + 2)
+        if ints[1].size < n:
+            ints[1] = np.empty(2 * n, np.int64)
+            ints[2] = np.empty(2 * n, np.int64)
+        if static_k >= 0:
+            for c in range(ncols):
+                _ensure_bytes(cols, c, (out_base + static_k * n) * itemsizes[c])
+        kcnt = ints[0]
+        kcnt[:] = 0
+        nb, kused = kernel(cols, consts, accs, ints, off, n, out_base)
+        account(lv, st, n, nb, P)
+        kcnt = ints[0]
+        if st[P_MODE] == 0:
+            # bfs: the next block is all children in spawn-index order, compacted
+            # down to the record's base (it replaces the block that made them)
+            base = rec[st[SP], BASE]
+            for c in range(ncols):
+                col = cols[c]
+                w = itemsizes[c]
+                dst = base * w
+                for k in range(kused):
+                    src = (out_base + k * n) * w
+                    nbytes = kcnt[k] * w
+                    if src != dst:
+                        for t in range(nbytes):  # forward copy: dst < src
+                            col[dst + t] = col[src + t]
+                    dst += nbytes
+        seg = grow_rows(seg, st[SEGTOP] + kused + 1)
+        finish(rec, st, seg, lv, kcnt, kused, B)
+    return lv[: st[MAXDEPTH] + 1].copy(), st

@@ -8,102 +8,57 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_scheduler import (
-    BASE, MAXDEPTH, P_DEPTH, P_MODE, P_N, P_OFF, P_OUT, SEGTOP, SP,
-    account, finish, grow_rows, new_state, pick,
-)
-from revec.runtime.numba_support import grow, grow2
+from revec.runtime.numba_support import KERNEL_SIG, grow_for_spawn
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
 
 
-@njit(cache=CACHE, error_model="numpy", nogil=True)
-def run(r_n, block_size, reexp_threshold, simd_width):
-    B = block_size
-    R = reexp_threshold
-    P = simd_width
-    rec, seg, lv, st = new_state()
-    # SoA arena: one column per frame field; the root frame at 0
-    c_n = np.empty(1024, np.int32)
-    c_n[0] = r_n
-    acap = 1024
-    kcap = 2
-    kcnt = np.zeros(kcap, np.int64)
-    idx_b = np.empty(1024, np.int64)
-    idx_i = np.empty(1024, np.int64)
-    acc_count = 0
-    while True:
-        rec = grow_rows(rec, st[SP] + 2)
-        status = pick(rec, st, seg, lv, R)
-        if status < 0:
+@njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)
+def kernel(cols, consts, accs, ints, off, n, out_base):
+    # frame columns (SoA), constant arrays and reducer accumulators as typed views
+    c_n = cols[0].view(np.int32)
+    acc_count = accs[0:8].view(np.int64)[0]
+    kcnt = ints[0]
+    idx_b = ints[1]
+    idx_i = ints[2]
+    kused = 2
+    # is-base test over all threads; branch-free split into two index lists
+    nb = 0
+    ni = 0
+    for t in range(n):
+        i = off + t
+        v_n = c_n[i]
+        isb = (v_n < np.int32(2))
+        idx_b[nb] = i
+        idx_i[ni] = i
+        nb += isb
+        ni += 1 - isb
+    # base case over the base threads
+    for j in range(nb):
+        i = idx_b[j]
+        v_n = c_n[i]
+        _ret = False
+        while True:
+            acc_count = np.int64(acc_count + np.int64(v_n))
             break
-        if status == 0:
-            continue
-        off = st[P_OFF]
-        n = st[P_N]
-        depth = st[P_DEPTH]
-        out_base = st[P_OUT]
-        lv = grow_rows(lv, depth + 2)
-        if n > idx_b.size:
-            idx_b = np.empty(2 * n, np.int64)
-            idx_i = np.empty(2 * n, np.int64)
-        need = out_base + 2 * n
-        if need > acap:
-            acap = max(need, 2 * acap)
-            c_n = grow(c_n, acap)
-        kused = 2
-        kcnt[:] = 0
-        # is-base test over all threads; branch-free split into two index lists
-        nb = 0
-        ni = 0
-        for t in range(n):
-            i = off + t
-            v_n = c_n[i]
-            isb = (v_n < np.int32(2))
-            idx_b[nb] = i
-            idx_i[ni] = i
-            nb += isb
-            ni += 1 - isb
-        account(lv, st, n, nb, P)
-        # base case over the base threads
-        for j in range(nb):
-            i = idx_b[j]
-            v_n = c_n[i]
-            _ret = False
-            while True:
-                acc_count = np.int64(acc_count + np.int64(v_n))
-                break
-        # inductive case: the thread's k-th spawn goes to child block k
-        for j in range(ni):
-            i = idx_i[j]
-            si = 0
-            v_n = c_n[i]
-            _ret = False
-            while True:
-                _s0 = np.int32(v_n - np.int32(1))
-                _d = out_base + si * n + kcnt[si]
-                c_n[_d] = _s0
-                kcnt[si] += 1
-                si += 1
-                _s0 = np.int32(v_n - np.int32(2))
-                _d = out_base + si * n + kcnt[si]
-                c_n[_d] = _s0
-                kcnt[si] += 1
-                si += 1
-                break
-        if st[P_MODE] == 0:
-            # bfs: the next block is all children in spawn-index order,
-            # compacted down to the record's base (it replaces this block)
-            dst = rec[st[SP], BASE]
-            for k in range(kused):
-                src = out_base + k * n
-                c = kcnt[k]
-                if src != dst:
-                    for t in range(c):
-                        c_n[dst + t] = c_n[src + t]
-                dst += c
-        seg = grow_rows(seg, st[SEGTOP] + kused + 1)
-        finish(rec, st, seg, lv, kcnt, kused, B)
-    accs = (acc_count,)
-    return accs, lv[: st[MAXDEPTH] + 1].copy(), st.copy()
+    # inductive case: the thread's k-th spawn goes to child block k
+    for j in range(ni):
+        i = idx_i[j]
+        si = 0
+        v_n = c_n[i]
+        _ret = False
+        while True:
+            _s0 = np.int32(v_n - np.int32(1))
+            _d = out_base + si * n + kcnt[si]
+            c_n[_d] = _s0
+            kcnt[si] += 1
+            si += 1
+            _s0 = np.int32(v_n - np.int32(2))
+            _d = out_base + si * n + kcnt[si]
+            c_n[_d] = _s0
+            kcnt[si] += 1
+            si += 1
+            break
+    accs[0:8].view(np.int64)[0] = acc_count
+    return nb, kused
