@@ -75,7 +75,7 @@ def measure(name: str, repeats: int, sizes: list[int]) -> dict[str, Any]:
     for variant in ("bfs", "blocked", "reexp"):
         best: tuple[float, int] | None = None
         for b in ([0] if variant == "bfs" else sizes):
-            def once() -> Any:
+            def once(variant: str = variant, b: int = b) -> Any:
                 r = run_loaded(program, task, args, variant=variant, block_size=b or None)
                 assert r.reducers[reducer] == expect
                 return r.stats

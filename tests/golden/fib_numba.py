@@ -38,27 +38,17 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     for j in range(nb):
         i = idx_b[j]
         v_n = c_n[i]
-        _ret = False
-        while True:
-            acc_count = np.int64(acc_count + np.int64(v_n))
-            break
+        acc_count = np.int64(acc_count + np.int64(v_n))
     # inductive case: the thread's k-th spawn goes to child block k
     for j in range(ni):
         i = idx_i[j]
-        si = 0
         v_n = c_n[i]
-        _ret = False
-        while True:
-            _s0 = np.int32(v_n - np.int32(1))
-            _d = out_base + si * n + kcnt[si]
-            c_n[_d] = _s0
-            kcnt[si] += 1
-            si += 1
-            _s0 = np.int32(v_n - np.int32(2))
-            _d = out_base + si * n + kcnt[si]
-            c_n[_d] = _s0
-            kcnt[si] += 1
-            si += 1
-            break
+        _s0 = np.int32(v_n - np.int32(1))
+        _d = out_base + j
+        c_n[_d] = _s0
+        _s0 = np.int32(v_n - np.int32(2))
+        _d = out_base + 1 * n + j
+        c_n[_d] = _s0
+    kcnt[:2] = ni  # every inductive thread spawned each
     accs[0:8].view(np.int64)[0] = acc_count
     return nb, kused
