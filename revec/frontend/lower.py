@@ -19,6 +19,9 @@ from revec import ir
 from revec.errors import RevecError, SourceLoc
 from revec.frontend.source import ParsedSource
 from revec.frontend.typing_rules import (
+    BINARY_OPS as BINARY_FUNCS,
+)
+from revec.frontend.typing_rules import (
     MATH_ARITY,
     MATH_FUNCS,
     TypeRuleError,
@@ -579,7 +582,14 @@ class FunctionLowerer:
             return ir.BinOp(self.loc(node), res, op, self.convert(left, res, node),
                             self.convert(right, res, node))
         if isinstance(left, ir.Const) and isinstance(right, ir.Const) and res.weak:
-            return ir.BinOp(self.loc(node), res, op, left, right)
+            # Python scalars: fold exactly as Python computes them
+            try:
+                value = BINARY_FUNCS[op](left.value, right.value)
+            except (ArithmeticError, ValueError):
+                return ir.BinOp(self.loc(node), res, op, left, right)
+            if isinstance(value, int) and not -(1 << 63) <= value < (1 << 63):
+                return ir.BinOp(self.loc(node), res, op, left, right)
+            return ir.Const(self.loc(node), res, value)
         return ir.BinOp(self.loc(node), res, op, self.convert(left, res, node),
                         self.convert(right, res, node))
 
@@ -615,8 +625,8 @@ class FunctionLowerer:
             case cst.UnaryOperation(operator=op, expression=e):
                 sym = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~"}[type(op)]
                 inner = self.expr(e)
-                if isinstance(inner, ir.Const) and sym == "-" and inner.ty.weak:
-                    return ir.Const(loc, inner.ty, -inner.value)
+                if isinstance(inner, ir.Const) and inner.ty.weak and sym in ("-", "+"):
+                    return ir.Const(loc, inner.ty, -inner.value if sym == "-" else inner.value)
                 res = self.type_rule(lambda: unary_result(sym, inner.ty), node)
                 return ir.UnaryOp(loc, res, sym, self.convert(inner, res, node))
             case cst.BooleanOperation(left=l, operator=op, right=r):

@@ -108,10 +108,15 @@ def compare_type(left: Ty, right: Ty) -> Ty:
     """The common type a comparison is carried out in (exact for mixed signedness)."""
     if left.weak and right.weak:
         return binary_result("+", left, right) if left.kind != right.kind else left
-    if left.weak:
-        return right if left.kind != "f" or right.kind == "f" else Ty(np.dtype(np.float64))
-    if right.weak:
-        return left if right.kind != "f" or left.kind == "f" else Ty(np.dtype(np.float64))
+    if left.weak or right.weak:
+        # NumPy compares a Python int with a typed integer by value: do it in int64
+        # (exact unless the typed side is a uint64 above 2**63, documented)
+        weak, strong = (left, right) if left.weak else (right, left)
+        if weak.kind in "iub" and strong.kind in "iu":
+            return strong if strong.dtype == np.uint64 else Ty(np.dtype(np.int64))
+        if weak.kind == "f" and strong.kind != "f":
+            return Ty(np.dtype(np.float64))
+        return strong
     dt = np.result_type(left.dtype, right.dtype)
     return Ty(dt)
 
