@@ -595,6 +595,12 @@ class FunctionLowerer:
 
     def compare(self, op: str, left: ir.Expr, right: ir.Expr, node: cst.CSTNode) -> ir.Expr:
         ct = compare_type(left.ty, right.ty)
+        for side, other in ((left, right), (right, left)):
+            # a Python int literal that fits the typed side compares exactly in its type
+            if (isinstance(side, ir.Const) and side.ty.weak and side.ty.kind in "iu"
+                    and not other.ty.weak and other.ty.kind in "iu"
+                    and literal_fits(int(side.value), other.ty)):
+                ct = other.ty
         for side in (left, right):
             if (isinstance(side, ir.Const) and ct.kind in "iu"
                     and isinstance(side.value, int) and not literal_fits(int(side.value), ct)):
