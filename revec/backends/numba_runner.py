@@ -70,13 +70,16 @@ class NumbaTask:
             col = np.zeros(1024, p.ty.dtype)
             col[0] = a
             cols.append(col.view(np.uint8))
+        for _ in range(2):  # base / inductive scratch columns, grown by the driver
+            for p in self.task.params:
+                cols.append(np.zeros(1024, p.ty.dtype).view(np.uint8))
         reducers = list(self.program.reducers.values())
         accs = np.zeros(8 * max(len(reducers), 1), np.uint8)
         for i, r in enumerate(reducers):
             accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
         ints = typed.List([np.zeros(max(self.static_k, 4), np.int64),
-                           np.empty(1024, np.int64), np.empty(1024, np.int64),
-                           self.itemsizes])
+                           np.empty(1, np.int64), np.empty(1, np.int64),
+                           np.zeros(8, np.int64)])
         t0 = time.perf_counter()
         lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs, ints,
                              self.static_k, schedule.block_size, schedule.reexp_threshold,

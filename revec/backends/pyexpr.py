@@ -101,6 +101,20 @@ class ExprEmitter:
         raise AssertionError(f"unhandled IR expression {type(e).__name__}")
 
 
+def contains_spawn(stmts: tuple[ir.Stmt, ...]) -> bool:
+    for s in stmts:
+        match s:
+            case ir.Spawn():
+                return True
+            case ir.If(then=a, orelse=b):
+                if contains_spawn(a) or contains_spawn(b):
+                    return True
+            case ir.For(body=body) | ir.While(body=body):
+                if contains_spawn(body):
+                    return True
+    return False
+
+
 def contains_return(stmts: tuple[ir.Stmt, ...]) -> bool:
     for s in stmts:
         match s:
@@ -122,7 +136,8 @@ class StmtEmitter:
     def __init__(self, expr: ExprEmitter, var: Callable[[str], str],
                  spawn: Callable[[ir.Spawn, str], list[str]] | None = None,
                  reduce: Callable[[ir.Reduce, str], list[str]] | None = None,
-                 in_task: bool = True) -> None:
+                 in_task: bool = True, spawn_may_end: bool = False) -> None:
+        self.spawn_may_end = spawn_may_end  # a spawn may end the thread (see numba_codegen)
         self.expr = expr
         self.var = var
         self.spawn = spawn
@@ -187,7 +202,8 @@ class StmtEmitter:
         raise AssertionError(f"unhandled IR statement {type(s).__name__}")
 
     def after_loop(self, body: tuple[ir.Stmt, ...], ind: str) -> list[str]:
-        if self.in_task and contains_return(body):
+        ends = contains_return(body) or (self.spawn_may_end and contains_spawn(body))
+        if self.in_task and ends:
             return [f"{ind}if _ret:", f"{ind}    break"]
         return []
 

@@ -38,8 +38,23 @@ def nqueens_py(n: int, row: int = 0, cols: int = 0, d1: int = 0, d2: int = 0) ->
     return total
 
 
-fib_njit = njit(cache=True)(fib_py)
-nqueens_njit = njit(cache=True)(nqueens_py)
+@njit(cache=True)
+def fib_njit(n: int) -> int:
+    return n if n < 2 else fib_njit(n - 1) + fib_njit(n - 2)
+
+
+@njit(cache=True)
+def nqueens_njit(n: int, row: int, cols: int, d1: int, d2: int) -> int:
+    # no default arguments: numba's recursive type inference crashes on them
+    if row == n:
+        return 1
+    total = 0
+    free = ~(cols | d1 | d2) & ((1 << n) - 1)
+    while free:
+        bit = free & -free
+        free ^= bit
+        total += nqueens_njit(n, row + 1, cols | bit, ((d1 | bit) << 1), (d2 | bit) >> 1)
+    return total
 
 
 def median_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
@@ -54,7 +69,8 @@ def median_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
 
 CASES = {
     "fib": ("fib.py", "fib", (30,), fib_py, fib_njit, "count"),
-    "nqueens": ("nqueens.py", "nqueens", (10,), nqueens_py, nqueens_njit, "solutions"),
+    "nqueens": ("nqueens.py", "nqueens", (10,), nqueens_py,
+                lambda n: nqueens_njit(n, 0, 0, 0, 0), "solutions"),
 }
 
 

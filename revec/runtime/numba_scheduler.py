@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from revec.runtime.numba_support import BYTES, INTS, KERNEL_TYPE
+from revec.runtime.numba_support import BYTES, INTS, KERNEL_TYPE, M_NEED, M_RESUME, M_STATUS
 
 # rec columns
 KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT = range(10)
@@ -210,6 +210,27 @@ def _ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
         cols[c] = new
 
 
+@njit(cache=True, nogil=True)
+def _move_down(col, w, dst, src, count):  # type: ignore[no-untyped-def]
+    """Copy ``count`` elements of width ``w`` bytes from ``src`` down to ``dst`` < ``src``
+    (a forward copy), in the column's own element width so the loop is word-wide."""
+    if w == 8:
+        v8 = col.view(np.int64)
+        for t in range(count):
+            v8[dst + t] = v8[src + t]
+    elif w == 4:
+        v4 = col.view(np.int32)
+        for t in range(count):
+            v4[dst + t] = v4[src + t]
+    elif w == 2:
+        v2 = col.view(np.int16)
+        for t in range(count):
+            v2[dst + t] = v2[src + t]
+    else:
+        for t in range(count * w):
+            col[dst * w + t] = col[src * w + t]
+
+
 @njit(DRIVER_SIG, cache=True, nogil=True)
 def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P):  # type: ignore[no-untyped-def]
     """Run the whole schedule of DESIGN.md section 3 from the root frame at 0."""
@@ -227,15 +248,31 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
         depth = st[P_DEPTH]
         out_base = st[P_OUT]
         lv = grow_rows(lv, depth + 2)
-        if ints[1].size < n:
-            ints[1] = np.empty(2 * n, np.int64)
-            ints[2] = np.empty(2 * n, np.int64)
+        for c in range(ncols):  # the kernel's base / inductive scratch columns
+            _ensure_bytes(cols, ncols + c, n * itemsizes[c])
+            _ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
         if static_k >= 0:
             for c in range(ncols):
                 _ensure_bytes(cols, c, (out_base + static_k * n) * itemsizes[c])
         kcnt = ints[0]
         kcnt[:] = 0
-        nb, kused = kernel(cols, consts, accs, ints, off, n, out_base)
+        meta = ints[3]
+        start = 0
+        while True:
+            nb, kused = kernel(cols, consts, accs, ints, off, n, out_base, start)
+            if meta[M_STATUS] == 0:
+                break
+            # a thread needed more child blocks than there was room for: the kernel
+            # undid that thread; make room for twice as many and resume at it
+            need = 2 * meta[M_NEED]
+            kcnt = ints[0]
+            if need > kcnt.size:
+                grown = np.zeros(need, np.int64)
+                grown[: kcnt.size] = kcnt
+                ints[0] = grown
+            for c in range(ncols):
+                _ensure_bytes(cols, c, (out_base + need * n) * itemsizes[c])
+            start = meta[M_RESUME]
         account(lv, st, n, nb, P)
         kcnt = ints[0]
         if st[P_MODE] == 0:
@@ -245,14 +282,12 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
             for c in range(ncols):
                 col = cols[c]
                 w = itemsizes[c]
-                dst = base * w
+                dst = base
                 for k in range(kused):
-                    src = (out_base + k * n) * w
-                    nbytes = kcnt[k] * w
+                    src = out_base + k * n
                     if src != dst:
-                        for t in range(nbytes):  # forward copy: dst < src
-                            col[dst + t] = col[src + t]
-                    dst += nbytes
+                        _move_down(col, w, dst, src, kcnt[k])
+                    dst += kcnt[k]
         seg = grow_rows(seg, st[SEGTOP] + kused + 1)
         finish(rec, st, seg, lv, kcnt, kused, B)
     return lv[: st[MAXDEPTH] + 1].copy(), st

@@ -26,36 +26,22 @@ def grow2(a, need):  # type: ignore[no-untyped-def]
     return b
 
 
+# meta slots (ints[3]) of a kernel call
+M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED = range(6)
+
 # A program's kernel executes one block; it has this uniform signature so the shared
 # driver (revec.runtime.numba_scheduler.run_schedule) is compiled once for every
 # program (a numba first-class function type), and a program compiles only its kernel:
-#   kernel(cols, consts, accs, ints, off, n, out_base) -> (leaves, kused)
+#   kernel(cols, consts, accs, ints, off, n, out_base, start) -> (leaves, kused)
 # cols:   the SoA frame columns as bytes (the kernel replaces one to grow it)
 # consts: the module-level arrays the program reads, as bytes
 # accs:   one 8-byte slot per reducer
-# ints:   [kcnt (children per spawn index), idx_b, idx_i (split scratch)]
+# ints:   [kcnt (children per spawn index), idx_b, idx_i (split scratch), meta]
+# start:  0 for a new block; j + 1 to resume the inductive threads at j after the driver
+#         made room for more child blocks (meta: nb, ni, kused, status, resume, need)
 BYTES = types.uint8[::1]
 INTS = types.int64[::1]
 KERNEL_SIG = types.UniTuple(types.int64, 2)(
     types.ListType(BYTES), types.ListType(BYTES), BYTES, types.ListType(INTS),
-    types.int64, types.int64, types.int64)
+    types.int64, types.int64, types.int64, types.int64)
 KERNEL_TYPE = types.FunctionType(KERNEL_SIG)
-
-
-@njit(cache=True, nogil=True)
-def grow_for_spawn(cols, ints, need, kneed):  # type: ignore[no-untyped-def]
-    """Room for ``need`` frames in every column and ``kneed`` spawn indices (kernels
-    whose fan-out is data-dependent call this; ``ints[3]`` holds the item sizes)."""
-    kcnt = ints[0]
-    if kneed > kcnt.size:
-        g = np.zeros(max(2 * kcnt.size, kneed), np.int64)
-        g[: kcnt.size] = kcnt
-        ints[0] = g
-    sizes = ints[3]
-    for c in range(len(cols)):
-        col = cols[c]
-        nbytes = need * sizes[c]
-        if nbytes > col.size:
-            g8 = np.empty(max(nbytes, 2 * col.size), np.uint8)
-            g8[: col.size] = col
-            cols[c] = g8

@@ -8,41 +8,50 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_support import KERNEL_SIG, grow_for_spawn
+from revec.runtime.numba_support import KERNEL_SIG
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
 
 
 @njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)
-def kernel(cols, consts, accs, ints, off, n, out_base):
+def kernel(cols, consts, accs, ints, off, n, out_base, start):
     # frame columns (SoA), constant arrays and reducer accumulators as typed views
     c_n = cols[0].view(np.int32)
     acc_count = accs[0:8].view(np.int64)[0]
     kcnt = ints[0]
-    idx_b = ints[1]
-    idx_i = ints[2]
-    kused = 2
-    # is-base test over all threads; branch-free split into two index lists
-    nb = 0
-    ni = 0
-    for t in range(n):
-        i = off + t
-        v_n = c_n[i]
-        isb = (v_n < np.int32(2))
-        idx_b[nb] = i
-        idx_i[ni] = i
-        nb += isb
-        ni += 1 - isb
-    # base case over the base threads
-    for j in range(nb):
-        i = idx_b[j]
-        v_n = c_n[i]
-        acc_count = np.int64(acc_count + np.int64(v_n))
+    b_n = cols[1].view(np.int32)  # base threads' frames
+    q_n = cols[2].view(np.int32)  # inductive ones
+    meta = ints[3]
+    meta[3] = 0
+    if start > 0:
+        # resuming after the driver made room for more child blocks
+        nb = meta[0]
+        ni = meta[1]
+        kused = meta[2]
+        j0 = start - 1
+    else:
+        kused = 2
+        j0 = 0
+        # is-base test over all threads and a branch-free stream compaction of
+        # the block into its base and its inductive threads (both dense)
+        nb = 0
+        ni = 0
+        for t in range(n):
+            i = off + t
+            v_n = c_n[i]
+            isb = (v_n < np.int32(2))
+            b_n[nb] = v_n
+            q_n[ni] = v_n
+            nb += isb
+            ni += 1 - isb
+        # base case over the base threads
+        for j in range(nb):
+            v_n = b_n[j]
+            acc_count = np.int64(acc_count + np.int64(v_n))
     # inductive case: the thread's k-th spawn goes to child block k
-    for j in range(ni):
-        i = idx_i[j]
-        v_n = c_n[i]
+    for j in range(j0, ni):
+        v_n = q_n[j]
         _s0 = np.int32(v_n - np.int32(1))
         _d = out_base + j
         c_n[_d] = _s0
