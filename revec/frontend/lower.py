@@ -577,10 +577,6 @@ class FunctionLowerer:
 
     def binop(self, op: str, left: ir.Expr, right: ir.Expr, node: cst.CSTNode) -> ir.Expr:
         res = self.type_rule(lambda: binary_result(op, left.ty, right.ty), node)
-        if op in ("<<", ">>"):
-            # numpy shifts in the promoted type; the shift count keeps its own range
-            return ir.BinOp(self.loc(node), res, op, self.convert(left, res, node),
-                            self.convert(right, res, node))
         if isinstance(left, ir.Const) and isinstance(right, ir.Const) and res.weak:
             # Python scalars: fold exactly as Python computes them
             try:
