@@ -1,0 +1,336 @@
+"""Build C source into a Python extension with cffi, once per machine: a content-keyed cache.
+
+``load_c_module(name_hint, cdef, source)`` returns ``(ffi, lib)`` of a cffi API-mode
+module (``ffi.cdef(cdef)``, ``ffi.set_source(name, source)``).  Modules are cached under
+``$REVEC_CACHE_DIR`` (default ``~/.cache/revec``) in ``cmod/``, keyed by a SHA-256 of
+
+* the source and the cdef,
+* the compiler's identity (its ``--version`` output; the output is itself cached on
+  disk keyed by the compiler executable's path, size and mtime, so a warm cache runs no
+  compiler process at all),
+* the flags (default ``-O3 -march=native``; ``$REVEC_CFLAGS`` or the ``cflags`` argument
+  replace them; ``extra_compile_args`` are added), the libraries,
+* the Python version and ABI tag and the cffi version,
+* the CPU (vendor, model name and feature flags from ``/proc/cpuinfo``).
+
+cffi writes the C wrapper (``ffi.emit_c_code``); the compiler is then run directly
+(``$CC`` or ``cc``, ``-shared -fPIC``), not through setuptools' ``ffi.compile``: the flags in
+the key are exactly the flags used (distutils would add Python's own build flags and may
+pick a different compiler than the one hashed), compiler messages are captured for
+errors, and a build costs no setuptools import.
+
+A build runs in a private temporary directory under the cache, under an exclusive
+``fcntl`` lock per key, and is installed with ``os.replace``: concurrent processes never
+see a half-written module and compile each key once.  Loaded modules are also memoised
+per process.
+
+If the compiler cannot be found, a module already built for the same source, flags,
+Python and CPU (by any compiler) is reused; only when there is none is it an error
+(:class:`revec.errors.RevecError` naming what is missing).  Compile errors are
+``RevecError`` carrying the compiler's message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from revec.errors import RevecError
+
+DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native")
+# Always passed: a shared object, and wrap-around signed arithmetic (revec's integer
+# semantics are numpy's fixed-width wraparound).
+FIXED_FLAGS: tuple[str, ...] = ("-shared", "-fPIC", "-fwrapv")
+_NO_COMPILER_HELP = "install gcc (Debian/Ubuntu: apt-get install gcc) or set CC"
+
+
+@dataclass
+class BuildStats:
+    """What this process has done (for tests and diagnostics)."""
+
+    compiles: int = 0          # compiler runs that built a module
+    version_queries: int = 0   # ``cc --version`` runs (compiler identity)
+    disk_hits: int = 0         # modules loaded from the on-disk cache
+    memo_hits: int = 0         # modules returned from this process's memo
+
+
+stats = BuildStats()
+# Called with the compile command (a list of strings) just before each compiler run.
+compile_hooks: list[Callable[[list[str]], None]] = []
+
+_lock = threading.RLock()
+_memo: dict[str, tuple[Any, Any]] = {}
+
+
+def cache_dir() -> Path:
+    """The cache root: ``$REVEC_CACHE_DIR`` or ``~/.cache/revec``."""
+    env = os.environ.get("REVEC_CACHE_DIR")
+    root = Path(env) if env else Path.home() / ".cache" / "revec"
+    return root.expanduser().resolve()
+
+
+def effective_cflags(cflags: Sequence[str] | None = None) -> list[str]:
+    """The optimisation flags a build uses: the argument, else ``$REVEC_CFLAGS``, else default."""
+    if cflags is not None:
+        return list(cflags)
+    env = os.environ.get("REVEC_CFLAGS")
+    if env is not None and env.strip():
+        return shlex.split(env)
+    return list(DEFAULT_CFLAGS)
+
+
+def compiler_command() -> list[str]:
+    """``$CC`` split into words (``cc`` if unset)."""
+    cc = os.environ.get("CC", "").strip() or "cc"
+    words = shlex.split(cc)
+    if not words:
+        words = ["cc"]
+    return words
+
+
+def find_compiler() -> list[str] | None:
+    """The compiler command with its executable resolved, or None if it does not exist."""
+    words = compiler_command()
+    exe = shutil.which(words[0])
+    if exe is None:
+        return None
+    return [exe, *words[1:]]
+
+
+def compiler_identity(cc: list[str]) -> str:
+    """``cc --version`` output, cached on disk by the executable's path, size and mtime."""
+    st = os.stat(cc[0])
+    sig = hashlib.sha256(
+        json.dumps([cc, st.st_size, st.st_mtime_ns]).encode()).hexdigest()[:24]
+    path = cache_dir() / "compilers" / f"{sig}.txt"
+    try:
+        return path.read_text()
+    except OSError:
+        pass
+    stats.version_queries += 1
+    try:
+        res = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
+    except OSError as exc:
+        raise RevecError(f"C compiler {' '.join(cc)!r} cannot be run ({exc}): "
+                         f"{_NO_COMPILER_HELP}") from exc
+    if res.returncode != 0:
+        raise RevecError(f"C compiler {' '.join(cc)!r} failed on --version: "
+                         f"{(res.stderr or res.stdout).strip()[:500]}")
+    ident = " ".join(cc) + "\n" + res.stdout
+    _write_atomic(path, ident)
+    return ident
+
+
+def cpu_identity() -> str:
+    """Vendor, model and feature flags of the first CPU (what ``-march=native`` depends on)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return f"{platform.machine()} {platform.processor()}"
+    first = text.split("\n\n", 1)[0]
+    keep = []
+    for line in first.splitlines():
+        key = line.split(":", 1)[0].strip()
+        if key in ("vendor_id", "cpu family", "model", "model name", "flags", "Features",
+                   "CPU implementer", "CPU part"):
+            keep.append(line.strip())
+    return platform.machine() + "\n" + "\n".join(keep)
+
+
+def _python_identity() -> str:
+    import cffi
+
+    soabi = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return f"{sys.version} {sys.implementation.cache_tag} {soabi} cffi {cffi.__version__}"
+
+
+def _safe_hint(name_hint: str) -> str:
+    hint = re.sub(r"[^A-Za-z0-9_]", "_", name_hint)[:40] or "mod"
+    if hint[0].isdigit():
+        hint = "m" + hint
+    return hint
+
+
+def load_c_module(
+    name_hint: str,
+    cdef: str,
+    source: str,
+    *,
+    extra_compile_args: Sequence[str] | None = None,
+    libraries: Sequence[str] | None = None,
+    cflags: Sequence[str] | None = None,
+    include_dirs: Sequence[str] | None = None,
+) -> tuple[Any, Any]:
+    """Compile (or reuse) a cffi API-mode module and return its ``(ffi, lib)``.
+
+    ``cdef`` declares what Python may call; ``source`` is the C code (it must define those
+    functions).  ``cflags`` replaces the optimisation flags (see :func:`effective_cflags`),
+    ``extra_compile_args`` adds to them, ``libraries`` are linked (``-l``).
+    """
+    flags = effective_cflags(cflags) + list(extra_compile_args or ())
+    libs = list(libraries or ())
+    incs = [str(Path(d).resolve()) for d in (include_dirs or ())]
+    hint = _safe_hint(name_hint)
+    base_parts = {
+        "source": source, "cdef": cdef, "flags": flags, "libraries": libs,
+        "include_dirs": incs, "fixed": list(FIXED_FLAGS), "python": _python_identity(), "cpu": cpu_identity(),
+    }
+    base_key = _digest(base_parts)
+    with _lock:
+        cc = find_compiler()
+        if cc is None:
+            return _load_without_compiler(hint, base_key)
+        full_key = _digest({**base_parts, "compiler": compiler_identity(cc)})
+        modname = f"_revec_{hint}_{full_key[:20]}"
+        if modname in _memo:
+            stats.memo_hits += 1
+            return _memo[modname]
+        root = cache_dir() / "cmod"
+        target = root / (modname + importlib.machinery.EXTENSION_SUFFIXES[0])
+        if target.exists():
+            stats.disk_hits += 1
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            with _file_lock(root / f"{modname}.lock"):
+                if target.exists():
+                    stats.disk_hits += 1
+                else:
+                    _build(modname, cdef, source, cc, flags, libs, incs, target)
+        _write_atomic(root / f"latest-{hint}-{base_key[:24]}", target.name)
+        result = _import(modname, target)
+        _memo[modname] = result
+        return result
+
+
+def clear_memo() -> None:
+    """Forget the modules loaded by this process (the disk cache is kept)."""
+    with _lock:
+        _memo.clear()
+
+
+def _load_without_compiler(hint: str, base_key: str) -> tuple[Any, Any]:
+    root = cache_dir() / "cmod"
+    pointer = root / f"latest-{hint}-{base_key[:24]}"
+    try:
+        name = pointer.read_text().strip()
+    except OSError:
+        name = ""
+    target = root / name if name else None
+    if target is None or not target.exists():
+        words = compiler_command()
+        raise RevecError(
+            f"no C compiler found (looked for {words[0]!r}"
+            f"{' from $CC' if os.environ.get('CC', '').strip() else ''} on PATH) and no "
+            f"cached build of this module in {root}: {_NO_COMPILER_HELP}")
+    modname = target.name.split(".", 1)[0]
+    if modname in _memo:
+        stats.memo_hits += 1
+        return _memo[modname]
+    stats.disk_hits += 1
+    result = _import(modname, target)
+    _memo[modname] = result
+    return result
+
+
+def _digest(parts: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _build(modname: str, cdef: str, source: str, cc: list[str], flags: list[str],
+           libs: list[str], incs: list[str], target: Path) -> None:
+    import sysconfig
+
+    import cffi
+
+    ffi = cffi.FFI()
+    try:
+        ffi.cdef(cdef)
+    except Exception as exc:  # cffi.CDefError, pycparser errors
+        raise RevecError(f"cffi cannot parse the declarations of {modname}: {exc}") from exc
+    ffi.set_source(modname, source)
+    tmp = Path(tempfile.mkdtemp(prefix=f".build-{modname}-", dir=target.parent))
+    try:
+        csrc = tmp / f"{modname}.c"
+        with contextlib.redirect_stdout(io.StringIO()):  # cffi prints "generating ..."
+            ffi.emit_c_code(str(csrc))
+        out = tmp / target.name
+        py_inc = sysconfig.get_paths()["include"]
+        plat_inc = sysconfig.get_paths()["platinclude"]
+        cmd = [*cc, *FIXED_FLAGS, *flags,
+               f"-I{py_inc}", *([f"-I{plat_inc}"] if plat_inc != py_inc else []),
+               *(f"-I{d}" for d in incs), str(csrc), "-o", str(out),
+               *(f"-l{lib}" for lib in libs)]
+        for hook in list(compile_hooks):
+            hook(cmd)
+        stats.compiles += 1
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        except OSError as exc:
+            raise RevecError(f"C compiler {cc[0]!r} cannot be run ({exc}): "
+                             f"{_NO_COMPILER_HELP}") from exc
+        if res.returncode != 0 or not out.exists():
+            msg = (res.stderr + res.stdout).strip()
+            if len(msg) > 6000:
+                msg = msg[:6000] + "\n... (truncated)"
+            raise RevecError(f"C compilation of {modname} failed "
+                             f"(exit {res.returncode}):\n{msg}")
+        os.replace(out, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _import(modname: str, path: Path) -> tuple[Any, Any]:
+    spec = importlib.util.spec_from_file_location(modname, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - defensive
+        raise RevecError(f"cannot load the compiled module {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules.setdefault(modname, module)
+    return module.ffi, module.lib
+
+
+class _file_lock:
+    """An exclusive ``fcntl.flock`` on ``path`` for the duration of a ``with``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self) -> _file_lock:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,154 @@
+"""The cffi build cache: reuse across processes without a compiler run, locking, errors."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from revec.backends import cbuild
+from revec.errors import RevecError
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+
+CDEF = "int add3(int a, int b, int c);"
+
+
+def _source(tag: int) -> str:
+    return f"int add3(int a, int b, int c) {{ return a + b + c + {tag}; }}\n"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "cache"
+    monkeypatch.setenv("REVEC_CACHE_DIR", str(d))
+    monkeypatch.delenv("REVEC_CFLAGS", raising=False)
+    monkeypatch.delenv("CC", raising=False)
+    cbuild.clear_memo()
+    return d
+
+
+@pytest.fixture
+def logging_cc(tmp_path: Path) -> tuple[Path, Path]:
+    """A compiler wrapper that appends each invocation to a log, then runs gcc."""
+    log = tmp_path / "cc.log"
+    script = tmp_path / "logcc"
+    script.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {shutil.which("gcc")} "$@"\n')
+    script.chmod(0o755)
+    return script, log
+
+
+def _run_child(cache: Path, cc: str, tag: int, cflags: str | None = None) -> subprocess.CompletedProcess[str]:
+    code = textwrap.dedent(f"""
+        from revec.backends import cbuild
+        ffi, lib = cbuild.load_c_module("child", {CDEF!r}, {_source(tag)!r})
+        print(lib.add3(1, 2, 3), cbuild.stats.compiles, cbuild.stats.version_queries)
+    """)
+    env = {**os.environ, "REVEC_CACHE_DIR": str(cache), "CC": cc}
+    env.pop("REVEC_CFLAGS", None)
+    if cflags is not None:
+        env["REVEC_CFLAGS"] = cflags
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def _log_lines(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_build_and_memo(cache: Path) -> None:
+    before = cbuild.stats.compiles
+    ffi, lib = cbuild.load_c_module("memo", CDEF, _source(10))
+    assert lib.add3(1, 2, 3) == 16
+    assert cbuild.stats.compiles == before + 1
+    ffi2, lib2 = cbuild.load_c_module("memo", CDEF, _source(10))
+    assert lib2 is lib and cbuild.stats.compiles == before + 1
+    # a different source is a different module
+    _, lib3 = cbuild.load_c_module("memo", CDEF, _source(11))
+    assert lib3.add3(1, 2, 3) == 17 and cbuild.stats.compiles == before + 2
+    assert len(list((cache / "cmod").glob("_revec_memo_*.so"))) == 2
+
+
+def test_second_process_runs_no_compiler(cache: Path, logging_cc: tuple[Path, Path]) -> None:
+    script, log = logging_cc
+    first = _run_child(cache, str(script), 20)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["26", "1", "1"]
+    calls = _log_lines(log)
+    assert any("--version" in c for c in calls) and any("-shared" in c for c in calls)
+    # second process, same source and compiler: nothing at all is run
+    second = _run_child(cache, str(script), 20)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["26", "0", "0"]
+    assert _log_lines(log) == calls
+    # even with no compiler at all, the cached build is used
+    third = _run_child(cache, "/nonexistent/bin/cc", 20)
+    assert third.returncode == 0, third.stderr
+    assert third.stdout.split() == ["26", "0", "0"]
+    # other flags are another key: the compiler runs again
+    fourth = _run_child(cache, str(script), 20, cflags="-O1")
+    assert fourth.returncode == 0, fourth.stderr
+    assert fourth.stdout.split() == ["26", "1", "0"]
+    assert sum("-O1" in c for c in _log_lines(log)) == 1
+
+
+def test_concurrent_builds_compile_once(cache: Path, logging_cc: tuple[Path, Path]) -> None:
+    script, log = logging_cc
+    code = textwrap.dedent(f"""
+        from revec.backends import cbuild
+        ffi, lib = cbuild.load_c_module("race", {CDEF!r}, {_source(30)!r})
+        print(lib.add3(0, 0, 0))
+    """)
+    env = {**os.environ, "REVEC_CACHE_DIR": str(cache), "CC": str(script)}
+    env.pop("REVEC_CFLAGS", None)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert all(o[0].strip() == "30" for o in outs)
+    assert sum("-shared" in c for c in _log_lines(log)) == 1
+    # no temporary build directories are left behind
+    assert not [p for p in (cache / "cmod").iterdir() if p.name.startswith(".build-")]
+
+
+def test_no_compiler_is_a_clear_error(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CC", "/nonexistent/bin/cc")
+    with pytest.raises(RevecError) as info:
+        cbuild.load_c_module("nocc", CDEF, _source(40))
+    msg = str(info.value)
+    assert "no C compiler found" in msg and "/nonexistent/bin/cc" in msg
+    assert "gcc" in msg and "CC" in msg
+
+
+def test_compile_error_carries_compiler_message(cache: Path) -> None:
+    with pytest.raises(RevecError) as info:
+        cbuild.load_c_module("bad", CDEF, "int add3(int a, int b, int c) { return a + zz; }")
+    msg = str(info.value)
+    assert "compilation" in msg and "zz" in msg and "undeclared" in msg
+    assert not [p for p in (cache / "cmod").iterdir() if p.name.startswith(".build-")]
+
+
+def test_bad_cdef_is_an_error(cache: Path) -> None:
+    with pytest.raises(RevecError, match="cannot parse"):
+        cbuild.load_c_module("badcdef", "int f(int a", "int f(int a) { return a; }")
+
+
+def test_flags_and_hooks(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+    monkeypatch.setattr(cbuild, "compile_hooks", [seen.append])
+    cbuild.load_c_module("flags", CDEF, _source(50))
+    assert "-O3" in seen[-1] and "-march=native" in seen[-1] and "-fwrapv" in seen[-1]
+    monkeypatch.setenv("REVEC_CFLAGS", "-O2 -DX=1")
+    _, lib = cbuild.load_c_module("flags", CDEF, _source(50))
+    assert "-O2" in seen[-1] and "-DX=1" in seen[-1] and "-O3" not in seen[-1]
+    _, lib = cbuild.load_c_module("flags", CDEF, _source(50), cflags=["-O0"],
+                                  extra_compile_args=["-DY=2"])
+    assert "-O0" in seen[-1] and "-DY=2" in seen[-1]
+    assert "-O2" not in seen[-1]
+    assert len(seen) == 3 and lib.add3(1, 1, 1) == 53
+    assert cbuild.effective_cflags(None) == ["-O2", "-DX=1"]
