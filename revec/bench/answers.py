@@ -15,11 +15,12 @@ import hashlib
 import math
 import struct
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from revec.errors import RevecError
+
 
 # --------------------------------------------------------------------------- fib
 def fib(n: int) -> int:
@@ -93,10 +94,16 @@ UTS_TREES: dict[str, dict[str, Any]] = {
 
 
 def uts_walk(t: int, a: int, d: int, b: float, r: int, q: float, m: int,
-             shift: float = 0.5, max_nodes: int | None = None) -> dict[str, int]:
+             shift: float = 0.5, max_nodes: int | None = None,
+             root_state: bytes | None = None) -> dict[str, int]:
     """Walk a UTS 2.1 tree with :mod:`hashlib` SHA-1 states (an iterative stack of
-    20-byte digests); returns nodes, leaves and depth (the largest node height, root 0)."""
-    root = hashlib.sha1(bytes(16) + struct.pack(">i", r)).digest()
+    20-byte digests); returns nodes, leaves and depth (the largest node height, root 0).
+    The root's state is SHA-1(16 zero bytes, r as 4 big-endian bytes) unless
+    ``root_state`` (20 bytes) is given."""
+    if root_state is None:
+        root = hashlib.sha1(bytes(16) + struct.pack(">i", r)).digest()
+    else:
+        root = bytes(root_state)
     stack: list[tuple[bytes, int]] = [(root, 0)]
     nodes = leaves = depth = 0
     sha1 = hashlib.sha1
@@ -147,9 +154,11 @@ DATA_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 
 def read_knapsack(path: str | Path) -> tuple[int, list[tuple[int, int]]]:
     """A Cilk-5 knapsack input: ``#items capacity`` then ``value weight`` per item.
-    Returns (capacity, [(value, weight), ...]) in file order."""
+    Returns (capacity, [(value, weight), ...]) in file order.  Like Cilk-5's
+    ``read_input``, only the first ``#items`` pairs are read (example 3 lists 31 pairs
+    under a count of 30)."""
     words = [int(w) for w in Path(path).read_text().split()]
-    if len(words) < 2 or len(words) != 2 + 2 * words[0]:
+    if len(words) < 2 or len(words) < 2 + 2 * words[0]:
         raise RevecError(f"{path}: not a Cilk-5 knapsack input (#items capacity value weight ...)")
     n, cap = words[0], words[1]
     items = [(words[2 + 2 * i], words[3 + 2 * i]) for i in range(n)]
@@ -211,7 +220,7 @@ def chromatic_polynomial_value(nv: int, edges: Sequence[tuple[int, int]], k: int
     """P(G, k) by deletion-contraction (memoised on the edge set); for small graphs only
     (a second, slower method the tests use on induced subgraphs)."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def p(n: int, es: frozenset[tuple[int, int]]) -> int:
         if not es:
             return k ** n
@@ -240,7 +249,7 @@ def tictactoe_4x4(x: int, o: int) -> dict[str, int]:
     when both have as many stones): leaves won by X, by O, drawn, and all positions,
     by a search memoised over board states (each state's counts computed once)."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def count(x: int, o: int) -> tuple[int, int, int, int]:
         for line in LINES_4X4:
             if x & line == line:
@@ -295,9 +304,12 @@ def _graph_answer(args: Mapping[str, Any]) -> dict[str, int]:
 
 
 def _uts_answer(args: Mapping[str, Any]) -> dict[str, int]:
+    if int(args.get("height", 0)) != 0:
+        raise RevecError("a UTS walk starts at the root (height 0)")
+    state = struct.pack(">5I", *(int(args[f"h{j}"]) for j in range(5)))
     res = uts_walk(int(args["tree_type"]), int(args["shape"]), int(args["gen_mx"]),
-                   float(args["b0"]), int(args["root_id"]), float(args["q"]), int(args["m"]),
-                   float(args["shift_depth"]))
+                   float(args["b0"]), 0, float(args["q"]), int(args["m"]),
+                   float(args["shift_depth"]), root_state=state)
     return {"nodes": res["nodes"], "leaves": res["leaves"], "depth": res["depth"]}
 
 

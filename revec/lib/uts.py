@@ -117,11 +117,11 @@ def _python_source() -> str:
 C_SOURCE = "\n".join([
     "static inline void revec_lib_sha1_spawn(uint32_t a0, uint32_t a1, uint32_t a2, "
     "uint32_t a3, uint32_t a4, int32_t i,",
-    "        uint32_t *r0, uint32_t *r1, uint32_t *r2, uint32_t *r3, uint32_t *r4)",
+    "        uint32_t *out0, uint32_t *out1, uint32_t *out2, uint32_t *out3, uint32_t *out4)",
     "{",
     "    uint32_t a5 = (uint32_t)i;",
     *("    " + line for line in _compress_lines(c=True)),
-    "    *r0 = o0; *r1 = o1; *r2 = o2; *r3 = o3; *r4 = o4;",
+    "    *out0 = o0; *out1 = o1; *out2 = o2; *out3 = o3; *out4 = o4;",
     "}",
 ]) + "\n"
 
