@@ -1,8 +1,8 @@
-"""Differential tests: every variant gives exactly the sequential reference's reducers.
+"""Differential tests: every variant and back end gives the sequential reference's reducers.
 
-Programs come from the hypothesis strategy in ``progen.py``; each is compiled once
-and run as bfs, blocked and reexp with random block sizes and thresholds (B = 1
-included).  Floating-point sums may differ only by summation order (rel. 1e-9).
+Programs come from the hypothesis strategy in ``progen.py``; each is compiled once per
+back end (numba, C) and run as bfs, blocked and reexp with random block sizes and
+thresholds (B = 1 included); the plain recursive C of the program is checked too.  Floating-point sums may differ only by summation order (rel. 1e-9).
 The default run checks 200 programs (8 x 25, so pytest-xdist can spread them);
 ``pytest -m slow`` checks 1,000 more.
 """
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, note, reject, settings
 from hypothesis import strategies as st
 
-from revec.api import get_program, run_loaded
+from revec.api import compiled_task, get_program, root_args, run_loaded
 from revec.errors import RevecError
 from tests.progen import task_programs
 
@@ -55,13 +55,26 @@ def check_program(tmp_path: Path, spec, data) -> None:
     for variant in ("bfs", "blocked", "reexp"):
         b = data.draw(BLOCK_SIZES, label=f"{variant} B")
         r = data.draw(st.integers(0, 2 * b + 2), label=f"{variant} R")
-        res = run_loaded(program, spec.task, spec.args, variant=variant, block_size=b,
-                         reexp_threshold=r)
-        assert same(ref, res.reducers), (variant, b, r, ref, res.reducers)
-        assert res.stats.tasks == ref["calls"], (variant, res.stats.tasks, ref["calls"])
-        assert res.stats.leaves == ref["leaves"]
-        assert sum(res.stats.tasks_per_level) == res.stats.tasks
-        assert 0.0 <= res.stats.utilization <= 1.0
+        results = {}
+        for backend in ("numba", "c"):
+            res = run_loaded(program, spec.task, spec.args, variant=variant, block_size=b,
+                             reexp_threshold=r, backend=backend)
+            assert same(ref, res.reducers), (backend, variant, b, r, ref, res.reducers)
+            assert res.stats.tasks == ref["calls"], (backend, variant, res.stats.tasks)
+            assert res.stats.leaves == ref["leaves"]
+            assert sum(res.stats.tasks_per_level) == res.stats.tasks
+            assert 0.0 <= res.stats.utilization <= 1.0
+            results[backend] = res
+        # both back ends run the same schedule: identical statistics
+        sn, sc = results["numba"].stats, results["c"].stats
+        assert (sn.tasks_per_level, sn.leaves_per_level, sn.reexpansions_per_level,
+                sn.blocks, sn.peak_live, sn.utilization) == (
+            sc.tasks_per_level, sc.leaves_per_level, sc.reexpansions_per_level,
+            sc.blocks, sc.peak_live, sc.utilization)
+    # the plain recursive C of the same program
+    recursive, _ = compiled_task(program, spec.task, "c").run_recursive(
+        root_args(program, spec.task, spec.args))
+    assert same(ref, recursive), ("recursive C", ref, recursive)
 
 
 @pytest.mark.parametrize("shard", range(8))

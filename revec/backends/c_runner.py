@@ -1,0 +1,93 @@
+"""Build (through the cffi build cache) and run the generated C for one task."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from revec import ir
+from revec.backends.c_codegen import CDEF, generate_c_module
+from revec.backends.cbuild import load_c_module
+from revec.runtime.stats import RunStats
+from revec.transforms.schedule import Schedule
+
+# Identical results to the numba back end: no FMA contraction, wrapping signed
+# arithmetic as insurance (the generated code already wraps through unsigned types).
+C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
+L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
+VEC, BLOCKS, PEAK = 3, 4, 6
+
+
+class CTask:
+    def __init__(self, program: ir.Program, task: str) -> None:
+        self.program = program
+        self.task = program.tasks[task]
+        self.source = generate_c_module(program, task)
+        t0 = time.perf_counter()
+        self.ffi, self.lib = load_c_module(f"{Path(program.path).stem}_{task}", CDEF,
+                                           self.source, extra_compile_args=list(C_FLAGS),
+                                           libraries=["m"])
+        self.compile_seconds = time.perf_counter() - t0
+        self._arrays = [np.ascontiguousarray(program.arrays[a]) for a in sorted(program.arrays)]
+        self._array_ptrs = self.ffi.new("void *[]", max(len(self._arrays), 1))
+        for i, a in enumerate(self._arrays):
+            self._array_ptrs[i] = self.ffi.cast("void *", a.ctypes.data)
+
+    def _root(self, args: tuple[Any, ...]) -> bytes:
+        buf = np.zeros(8 * max(len(args), 1), np.uint8)
+        for i, (p, a) in enumerate(zip(self.task.params, args)):
+            buf[8 * i: 8 * i + p.ty.dtype.itemsize].view(p.ty.dtype)[0] = a
+        return buf.tobytes()
+
+    def _accs(self) -> tuple[np.ndarray, list[ir.ReducerDecl]]:
+        reducers = list(self.program.reducers.values())
+        accs = np.zeros(8 * max(len(reducers), 1), np.uint8)
+        for i, r in enumerate(reducers):
+            accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
+        return accs, reducers
+
+    @staticmethod
+    def _values(accs: np.ndarray, reducers: list[ir.ReducerDecl]) -> dict[str, Any]:
+        return {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
+                for i, r in enumerate(reducers)}
+
+    def run(self, args: tuple[Any, ...], schedule: Schedule) -> tuple[dict[str, Any], RunStats]:
+        ffi = self.ffi
+        accs, reducers = self._accs()
+        lv_out = ffi.new("double **")
+        nlv = ffi.new("int64_t *")
+        st = np.zeros(12, np.int64)
+        t0 = time.perf_counter()
+        self.lib.revec_run(self._root(args), schedule.block_size, schedule.reexp_threshold,
+                           schedule.simd_width, self._array_ptrs,
+                           ffi.from_buffer("char[]", accs),
+                           lv_out, nlv, ffi.cast("int64_t *", st.ctypes.data))
+        seconds = time.perf_counter() - t0
+        n = int(nlv[0])
+        lv = np.frombuffer(ffi.buffer(lv_out[0], n * 5 * 8), np.float64).reshape(n, 5).copy()
+        self.lib.revec_free(lv_out[0])
+        tasks = lv[:, L_TASKS].astype(np.int64)
+        total = int(tasks.sum())
+        stats = RunStats(
+            tasks=total, leaves=int(lv[:, L_LEAVES].sum()), levels=n,
+            utilization=(int(st[VEC]) / total) if total else 0.0,
+            reexpansions=int(lv[:, L_REEXP].sum()), peak_live=int(st[PEAK]),
+            seconds=seconds, blocks=int(st[BLOCKS]), simd_width=schedule.simd_width,
+            tasks_per_level=tasks.tolist(),
+            leaves_per_level=lv[:, L_LEAVES].astype(np.int64).tolist(),
+            reexpansions_per_level=lv[:, L_REEXP].astype(np.int64).tolist(),
+            reexp_growth_per_level=[float(g / r) if r else 0.0
+                                    for g, r in zip(lv[:, L_GROWTH], lv[:, L_RETURNS])],
+        )
+        return self._values(accs, reducers), stats
+
+    def run_recursive(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], float]:
+        """The plain recursive C of the same program (the C programmer's baseline)."""
+        accs, reducers = self._accs()
+        t0 = time.perf_counter()
+        self.lib.revec_seq(self._root(args), self._array_ptrs,
+                           self.ffi.from_buffer("char[]", accs))
+        return self._values(accs, reducers), time.perf_counter() - t0

@@ -1,0 +1,196 @@
+"""Emission of IR expressions and statements as C (the C back end).
+
+Semantics follow the numba back end exactly: integer arithmetic wraps (signed
+operations are carried out in the unsigned type of the same width), ``//`` and
+``%`` floor like Python and NumPy, float32 stays float32 (built with
+``-ffp-contract=off``), negative array indices count from the end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from revec import ir
+
+CTYPES = {
+    "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+    "float32": "float", "float64": "double", "bool": "bool",
+}
+
+
+def ctype(ty: ir.Ty) -> str:
+    return CTYPES[ty.dtype.name]
+
+
+def utype(ty: ir.Ty) -> str:
+    return "u" + CTYPES[ty.dtype.name] if ty.kind == "i" else CTYPES[ty.dtype.name]
+
+
+def literal(value: int | float | bool, ty: ir.Ty) -> str:
+    if ty.kind == "b":
+        return "1" if value else "0"
+    if ty.kind == "f":
+        v = float(value)
+        if math.isnan(v):
+            text = "NAN"
+        elif math.isinf(v):
+            text = "INFINITY" if v > 0 else "(-INFINITY)"
+        else:
+            text = repr(v)
+            if "e" not in text and "." not in text:
+                text += ".0"
+        return f"((float){text})" if ty.dtype == np.float32 else f"((double){text})"
+    v = int(value)
+    if ty.dtype == np.uint64:
+        return f"UINT64_C({v})"
+    if ty.dtype == np.int64 or ty.weak:
+        return f"INT64_C({v})" if v != -(1 << 63) else "INT64_MIN"
+    return f"(({ctype(ty)}){v})"
+
+
+def cast(text: str, src: ir.Ty, dst: ir.Ty) -> str:
+    if dst.kind == "b":
+        return text if src.kind == "b" else f"(({text}) != 0)"
+    return f"(({ctype(dst)})({text}))"
+
+
+class CExprEmitter:
+    def __init__(self, var: Callable[[str], str], array_ref: Callable[[str, list[str]], str],
+                 helper_call: Callable[[str, list[str]], str],
+                 lib_call: Callable[[str, list[str]], str]) -> None:
+        self.var = var
+        self.array_ref = array_ref
+        self.helper_call = helper_call
+        self.lib_call = lib_call
+
+    def __call__(self, e: ir.Expr) -> str:
+        match e:
+            case ir.Const(value=v, ty=ty):
+                return literal(v, ty)
+            case ir.Var(name=name):
+                return self.var(name)
+            case ir.Cast(operand=op, ty=ty):
+                return cast(self(op), op.ty, ty)
+            case ir.BinOp(op=op, left=a, right=b, ty=ty):
+                return self.binop(op, self(a), self(b), ty)
+            case ir.UnaryOp(op="not", operand=a):
+                return f"(!{self(a)})"
+            case ir.UnaryOp(op="~", operand=a, ty=ty) if ty.kind == "b":
+                return f"(!{self(a)})"
+            case ir.UnaryOp(op="+", operand=a):
+                return self(a)
+            case ir.UnaryOp(op="-", operand=a, ty=ty):
+                if ty.kind == "f":
+                    return f"(-{self(a)})"
+                return f"(({ctype(ty)})(-({utype(ty)}){self(a)}))"
+            case ir.UnaryOp(op="~", operand=a, ty=ty):
+                return f"(({ctype(ty)})(~{self(a)}))"
+            case ir.Compare(op=op, left=a, right=b):
+                return f"({self(a)} {op} {self(b)})"
+            case ir.BoolOp(op=op, left=a, right=b):
+                return f"({self(a)} {'&&' if op == 'and' else '||'} {self(b)})"
+            case ir.IfExp(cond=c, then=a, orelse=b):
+                return f"({self(c)} ? {self(a)} : {self(b)})"
+            case ir.ArrayRef(array=name, indices=idx):
+                return self.array_ref(name, [self(i) for i in idx])
+            case ir.Call(func=f, args=args):
+                return self.helper_call(f, [self(a) for a in args])
+            case ir.LibCall(func=f, args=args):
+                return self.lib_call(f, [self(a) for a in args])
+            case ir.MathCall(func=f, args=args, ty=ty):
+                return self.math(f, [self(a) for a in args], ty)
+        raise AssertionError(f"unhandled IR expression {type(e).__name__}")
+
+    def binop(self, op: str, a: str, b: str, ty: ir.Ty) -> str:
+        t = ctype(ty)
+        if ty.kind == "f":
+            if op == "//":
+                return f"rv_fdivf_{t}({a}, {b})"
+            if op == "%":
+                return f"rv_fmod_{t}({a}, {b})"
+            if op == "**":
+                return f"(({t})pow({a}, {b}))" if t == "double" else f"powf({a}, {b})"
+            return f"(({t})({a} {op} {b}))"
+        if ty.kind == "b":
+            sym = {"+": "|", "*": "&", "&": "&", "|": "|", "^": "^"}.get(op, op)
+            return f"((bool)({a} {sym} {b}))"
+        u = utype(ty)
+        if op in ("+", "-", "*"):
+            return f"(({t})(({u}){a} {op} ({u}){b}))"
+        if op == "<<":
+            return f"(({t})(({u}){a} << ({b})))"
+        if op == ">>":
+            return f"(({t})({a} >> ({b})))"
+        if op in ("&", "|", "^"):
+            return f"(({t})({a} {op} {b}))"
+        if op == "//":
+            return f"rv_floordiv_{t}({a}, {b})"
+        if op == "%":
+            return f"rv_mod_{t}({a}, {b})"
+        if op == "**":
+            return f"rv_ipow_{t}({a}, {b})"
+        raise AssertionError(op)
+
+    def math(self, f: str, args: list[str], ty: ir.Ty) -> str:
+        t = ctype(ty)
+        if f == "minimum":
+            return f"(({args[1]}) < ({args[0]}) ? ({args[1]}) : ({args[0]}))"
+        if f == "maximum":
+            return f"(({args[1]}) > ({args[0]}) ? ({args[1]}) : ({args[0]}))"
+        if f in ("abs", "fabs"):
+            if ty.kind == "f":
+                return f"fabs{'f' if t == 'float' else ''}({args[0]})"
+            if ty.kind == "u" or ty.kind == "b":
+                return args[0]
+            return f"(({t})(({args[0]}) < 0 ? -({utype(ty)})({args[0]}) : ({args[0]})))"
+        suffix = "f" if t == "float" else ""
+        return f"{f}{suffix}({args[0]})"
+
+
+C_PRELUDE = r"""
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+/* Python / NumPy floor division and modulo (the quotient rounds toward -inf). */
+#define RV_INT_DIVMOD(T) \
+static inline T rv_floordiv_##T(T a, T b) { \
+    if (b == 0) return 0; \
+    T q = (T)(a / b); T r = (T)(a % b); \
+    if (r != 0 && ((r < 0) != (b < 0))) q = (T)(q - 1); \
+    return q; } \
+static inline T rv_mod_##T(T a, T b) { \
+    if (b == 0) return 0; \
+    T r = (T)(a % b); \
+    if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b); \
+    return r; } \
+static inline T rv_ipow_##T(T a, T b) { \
+    T r = 1; while (b > 0) { if (b & 1) r = (T)(r * a); a = (T)(a * a); b = (T)(b >> 1); } \
+    return r; }
+RV_INT_DIVMOD(int8_t) RV_INT_DIVMOD(int16_t) RV_INT_DIVMOD(int32_t) RV_INT_DIVMOD(int64_t)
+RV_INT_DIVMOD(uint8_t) RV_INT_DIVMOD(uint16_t) RV_INT_DIVMOD(uint32_t) RV_INT_DIVMOD(uint64_t)
+
+/* NumPy's float divmod (npy_divmod): the floor quotient and the Python modulo. */
+#define RV_FLOAT_DIVMOD(T, FMOD, FLOOR, COPYSIGN) \
+static inline T rv_fmod_##T(T a, T b) { \
+    T mod = FMOD(a, b); \
+    if (!b) return mod; \
+    if (mod) { if ((b < 0) != (mod < 0)) mod += b; } else { mod = COPYSIGN((T)0, b); } \
+    return mod; } \
+static inline T rv_fdivf_##T(T a, T b) { \
+    if (!b) return a / b; \
+    T mod = FMOD(a, b); T div = (a - mod) / b; \
+    if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= (T)1; } } \
+    T fl; \
+    if (div) { fl = FLOOR(div); if (div - fl > (T)0.5) fl += (T)1; } \
+    else { fl = COPYSIGN((T)0, a / b); } \
+    return fl; }
+RV_FLOAT_DIVMOD(double, fmod, floor, copysign)
+RV_FLOAT_DIVMOD(float, fmodf, floorf, copysignf)
+"""
