@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from revec import ir
-from revec.backends.cexpr import C_PRELUDE, CExprEmitter, cast, ctype, literal
-from revec.backends.pyexpr import contains_return, contains_spawn
+from revec.backends.cexpr import C_PRELUDE, CExprEmitter, cast, ctype
+from revec.backends.pyexpr import contains_return
 from revec.errors import RevecError
 from revec.lib import LIBRARY
 from revec.transforms.blocking import to_block_program
