@@ -28,7 +28,8 @@
 #include <immintrin.h>
 #define REVEC_T_SSSE3 __attribute__((target("ssse3,popcnt")))
 #define REVEC_T_AVX2 __attribute__((target("avx2,bmi,bmi2,popcnt")))
-#define REVEC_T_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512vbmi2,bmi2,popcnt")))
+#define REVEC_T_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,bmi2,popcnt")))
+#define REVEC_T_VBMI2 __attribute__((target("avx512f,avx512vl,avx512bw,avx512vbmi2,bmi2,popcnt")))
 #else
 #define REVEC_X86 0
 #endif
@@ -313,13 +314,13 @@ REVEC_T_AVX512 static inline __mmask64 revec_bits64(const uint8_t *m) {
     __m512i v = _mm512_loadu_si512((const void *)m);
     return _mm512_test_epi8_mask(v, v);
 }
-REVEC_T_AVX512 static inline int64_t revec_avx512_step8_64(const uint8_t *x, uint8_t *o,
+REVEC_T_VBMI2 static inline int64_t revec_avx512_step8_64(const uint8_t *x, uint8_t *o,
                                                            int64_t j, __mmask64 k) {
     __m512i v = _mm512_maskz_compress_epi8(k, _mm512_loadu_si512((const void *)x));
     _mm512_storeu_si512((void *)(o + j), v);
     return j + _mm_popcnt_u64((uint64_t)k);
 }
-REVEC_T_AVX512 static inline int64_t revec_avx512_step16_64(const uint16_t *x, uint16_t *o,
+REVEC_T_VBMI2 static inline int64_t revec_avx512_step16_64(const uint16_t *x, uint16_t *o,
                                                             int64_t j, __mmask64 k) {
     for (int q = 0; q < 2; q++) {
         __mmask32 kk = (__mmask32)((uint64_t)k >> (32 * q));
@@ -350,15 +351,15 @@ REVEC_T_AVX512 static inline int64_t revec_avx512_step64_64(const uint64_t *x, u
     return j;
 }
 
-#define REVEC_AVX512_KERNELS(B, T)                                                         \
-REVEC_T_AVX512 static int64_t revec_compact##B##_avx512(const void *xv, const uint8_t *m,  \
+#define REVEC_AVX512_KERNELS(B, T, TARGET)                                                 \
+TARGET static int64_t revec_compact##B##_avx512(const void *xv, const uint8_t *m,  \
                                                         int64_t n, void *ov) {             \
     const T *x = (const T *)xv; T *o = (T *)ov; int64_t i = 0, j = 0;                      \
     for (; i + 64 <= n; i += 64) j = revec_avx512_step##B##_64(x + i, o, j, revec_bits64(m + i)); \
     REVEC_TAIL_COMPACT(T)                                                                  \
     return j;                                                                              \
 }                                                                                          \
-REVEC_T_AVX512 static int64_t revec_split##B##_avx512(const void *xv, const uint8_t *m,    \
+TARGET static int64_t revec_split##B##_avx512(const void *xv, const uint8_t *m,    \
                                                       int64_t n, void *tv, void *fv) {     \
     const T *x = (const T *)xv; T *t = (T *)tv, *f = (T *)fv; int64_t i = 0, a = 0, c = 0; \
     for (; i + 64 <= n; i += 64) {                                                         \
@@ -370,10 +371,10 @@ REVEC_T_AVX512 static int64_t revec_split##B##_avx512(const void *xv, const uint
     return a;                                                                              \
 }
 
-REVEC_AVX512_KERNELS(8, uint8_t)
-REVEC_AVX512_KERNELS(16, uint16_t)
-REVEC_AVX512_KERNELS(32, uint32_t)
-REVEC_AVX512_KERNELS(64, uint64_t)
+REVEC_AVX512_KERNELS(8, uint8_t, REVEC_T_VBMI2)
+REVEC_AVX512_KERNELS(16, uint16_t, REVEC_T_VBMI2)
+REVEC_AVX512_KERNELS(32, uint32_t, REVEC_T_AVX512)
+REVEC_AVX512_KERNELS(64, uint64_t, REVEC_T_AVX512)
 #endif /* REVEC_X86 */
 
 /* ---------------------------------------------------------------- dispatch */
