@@ -49,13 +49,14 @@ def minmax_nb(x: int, o: int, x_moves: bool, lines: np.ndarray, acc: np.ndarray)
     if empty == 0:
         acc[2] += 1
         return
+    other = not x_moves  # a bool variable, not a literal: one compiled signature
     while empty:
         bit = empty & -empty
         empty ^= bit
         if x_moves:
-            minmax_nb(x | bit, o, False, lines, acc)
+            minmax_nb(x | bit, o, other, lines, acc)
         else:
-            minmax_nb(x, o | bit, True, lines, acc)
+            minmax_nb(x, o | bit, other, lines, acc)
 
 
 def _result(xw: int, ow: int, dr: int) -> dict[str, int]:

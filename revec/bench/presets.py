@@ -88,12 +88,12 @@ def _opening(k: int) -> dict[str, Any]:
 _TABLE: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
     "fib": {
         "quick": ({"n": 18}, "fib(18)"),
-        "default": ({"n": 40}, "fib(40)"),
+        "default": ({"n": 44}, "fib(44)"),
         "paper": ({"n": 45}, "fib(45), Table 1"),
     },
     "nqueens": {
         "quick": ({"n": 8}, "8 queens"),
-        "default": ({"n": 14}, "14 queens"),
+        "default": ({"n": 15}, "15 queens"),
         "paper": ({"n": 13}, "13 queens, Table 1"),
     },
     "uts": {
@@ -105,7 +105,7 @@ _TABLE: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
     },
     "graphcol": {
         "quick": ({"n": 11}, "first 11 vertices of the 38-vertex graph"),
-        "default": ({"n": 26}, "first 26 vertices of the 38-vertex graph"),
+        "default": ({"n": 24}, "first 24 vertices of the 38-vertex graph"),
         "paper": ({"n": 38}, "38 vertices, 64 edges, Table 1"),
     },
     "knapsack": {
@@ -115,17 +115,17 @@ _TABLE: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
     },
     "parentheses": {
         "quick": ({"n": 10}, "10 pairs"),
-        "default": ({"n": 17}, "17 pairs"),
+        "default": ({"n": 18}, "18 pairs"),
         "paper": ({"n": 19}, "19 pairs, Table 1"),
     },
     "binomial": {
         "quick": ({"n": 16, "k": 7}, "C(16, 7)"),
-        "default": ({"n": 32, "k": 12}, "C(32, 12)"),
+        "default": ({"n": 35, "k": 13}, "C(35, 13)"),
         "paper": ({"n": 36, "k": 13}, "C(36, 13), Table 1"),
     },
     "minmax": {
         "quick": (_opening(8), "4x4 tic-tac-toe after 8 opening moves (8 empty cells)"),
-        "default": (_opening(5), "4x4 tic-tac-toe after 5 opening moves (11 empty cells)"),
+        "default": (_opening(4), "4x4 tic-tac-toe after 4 opening moves (12 empty cells)"),
         "paper": (_opening(4), "4x4 tic-tac-toe after 4 opening moves (12 empty cells); "
                                "the full game (~10^13 games) is out of reach"),
     },
