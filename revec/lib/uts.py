@@ -21,7 +21,11 @@ constant message words folded by the compilers).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import os
 import struct
+import sys
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -125,11 +129,40 @@ C_SOURCE = "\n".join([
     "}",
 ]) + "\n"
 
-_namespace: dict[str, Any] = {"np": np}
-exec(compile(_python_source(), "<revec.lib.uts sha1_spawn>", "exec"), _namespace)
+
+
+def _load_unrolled() -> Any:
+    """The generated Python function, from a file in revec's cache directory so that numba
+    can cache its (slow, several seconds) compilation on disk; in memory if that fails."""
+    source = "import numpy as np\n\n\n" + _python_source()
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    try:
+        from revec.backends.cbuild import cache_dir
+
+        folder = cache_dir() / "lib"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"sha1_spawn_{digest}.py"
+        if not path.exists():
+            fd, tmp = tempfile.mkstemp(prefix=".sha1_spawn.", suffix=".py", dir=folder)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(source)
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(f"_revec_lib_sha1_spawn_{digest}", path)
+        if spec is None or spec.loader is None:
+            raise OSError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # numba's cache re-imports it by name
+        spec.loader.exec_module(module)
+        return module.sha1_spawn_unrolled, True
+    except (OSError, ImportError, SyntaxError):
+        namespace: dict[str, Any] = {"np": np}
+        exec(compile(source, "<revec.lib.uts sha1_spawn>", "exec"), namespace)
+        return namespace["sha1_spawn_unrolled"], False
+
+
 #: The generated straight-line compression as plain Python (tests compare it with hashlib).
-sha1_spawn_unrolled = _namespace["sha1_spawn_unrolled"]
-sha1_spawn_numba = njit(inline="never")(sha1_spawn_unrolled)
+sha1_spawn_unrolled, _cacheable = _load_unrolled()
+sha1_spawn_numba = njit(inline="never", cache=_cacheable)(sha1_spawn_unrolled)
 
 _U32 = np.dtype(np.uint32)
 sha1_spawn = register(LibFunction(
