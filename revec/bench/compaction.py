@@ -337,17 +337,26 @@ def render(results: dict[str, Any]) -> str:
         "half's count), never by stores at a variable offset (DESIGN.md Sec. 5); AVX2 reads "
         "32 mask bytes per `vpmovmskb`.  32-bit lanes: AVX2 `vpermd` with indices from a "
         "1 KB table of packed 3-bit lane numbers (broadcast + `vpsrlvd`).",
-        "* The branchy loop pays a misprediction per unpredictable mask bit; it is fast only "
-        "at extreme densities.  The prefix-table scalar loop stores every lane (8 stores per "
-        "8 lanes) and loses to the branchless loop.",
-        "* numpy's boolean indexing allocates its result and is the slowest vectorised "
-        "option at 16K; the numba table kernels gather 8 lanes per table entry but LLVM "
-        "emits scalar loads/stores for them (no vector shuffle), so they stay near the "
-        "scalar branchless loop.",
-        "* The split writes both outputs in one pass (the schedulers' base/inductive split): "
-        "about twice the compaction time, i.e. no extra pass over the input.",
-        "",
+        "* The branchy loop pays a misprediction per unpredictable mask bit: with random "
+        "masks it is slower than the branchless loop even at 10 % and 90 % density.  The "
+        "prefix-table scalar loop stores every lane at its prefix position (8 stores per 8 "
+        "lanes) and also loses to the branchless loop; the prefix table is the form that "
+        "drives a masked scatter (AVX-512), not a scalar win.",
+        "* numpy's boolean indexing allocates its result; at 50 % density it is the slowest "
+        "method.  The numba table kernels look up 8 lanes per table entry, but LLVM emits "
+        "scalar loads and stores for them (no vector shuffle): they are slower than the "
+        "scalar branchless C loop.",
+        "* The split writes both outputs (the schedulers' base/inductive split) in one pass "
+        "over the input, in less than two compactions' time.",
+        "* At n = 1M the data no longer fit in L2; the compaction writes only the selected "
+        "half, so it can move less memory than the copy of the whole input.",
     ]
+    load = results.get("load_before") or 0.0
+    if load > 0.5 * (os.cpu_count() or 1):
+        lines.append("* Other processes were running on the same CPUs during this run (load "
+                     f"average {load}); the figures are medians of interleaved runs, compare "
+                     "them with the best-of figures in the acceptance section.")
+    lines.append("")
     return "\n".join(lines)
 
 
