@@ -47,18 +47,34 @@ def thresholds(strategy: str, block_size: int, reexp_threshold: int) -> tuple[in
 
 
 @njit(cache=True, nogil=True)
-def run_schedule(first_child: np.ndarray, n: int, B: int, R: int, P: int,
-                 arena: np.ndarray, tmp0: np.ndarray, tmp1: np.ndarray,
+def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, n: int,
+                 B: int, R: int, P: int, arena: np.ndarray, tmp0: np.ndarray, tmp1: np.ndarray,
                  stk_off: np.ndarray, stk_len: np.ndarray, stk_mode: np.ndarray,
                  out: np.ndarray) -> None:
     """Execute the schedule (B, R) over the tree; ``out`` gets a result row.
     Work arrays: ``arena``, ``tmp0``, ``tmp1``, the three stack arrays, each of
-    length >= n + 1."""
+    length >= n + 1; ``level_start`` as :func:`revec.treegen.sampler.sample_tree`
+    fills it (with ``levels`` levels)."""
     vec = 0
     lanes = 0
     wide = 0
     blocks = 0
     reexp = 0
+    if B > n:
+        # never leaves bfs mode: the blocks are the levels
+        for d in range(levels):
+            b = level_start[d + 1] - level_start[d]
+            vec += b // P * P
+            lanes += (b + P - 1) // P * P
+            if b >= P:
+                wide += b
+            blocks += 1
+        out[VEC] = vec
+        out[LANES] = lanes
+        out[WIDE] = wide
+        out[BLOCKS] = blocks
+        out[REEXP] = 0
+        return
     arena[0] = 0
     sp = 0
     stk_off[0] = 0

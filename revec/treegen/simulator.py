@@ -90,7 +90,7 @@ def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e:
         levels = sample_tree(la, le, start_a, start_e, cum, mid, pos_t, m_root, h, state,
                              first_child, node_m, node_h, node_kind, node_state, level_start)
         for k in range(settings.shape[0]):
-            run_schedule(first_child, n, settings[k, 0], settings[k, 1], settings[k, 2],
+            run_schedule(first_child, level_start, levels, n, settings[k, 0], settings[k, 1], settings[k, 2],
                          arena, tmp0, tmp1, so, sl, sm, row)
             for c in range(RESULT_COLS):
                 out[t, k, c] = row[c]
