@@ -34,6 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--block-size", type=_int, default=DEFAULT_BLOCK_SIZE, metavar="B")
     p.add_argument("--reexp-threshold", type=_int, default=None, metavar="R",
                    help="re-expansion threshold (default: P, as Sec. 7.2)")
+    p.add_argument("--switch", choices=("whole", "split"), default="whole",
+                   help="reading of the bfs -> blocked switch: 'whole' (DESIGN.md: the "
+                        "next block of >= B threads runs in blocked mode) or 'split' (its "
+                        "spawn-index groups run as child blocks; the runtime's reading)")
     p.add_argument("--seed", type=_int, default=0, metavar="S")
     p.add_argument("--workers", type=_int, default=None,
                    help="threads (default: one per core); results do not depend on it")
@@ -61,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise RevecError(f"--workers must be at least 1, got {args.workers}")
     settings = named_settings(_strategies(args.strategy), args.simd_width, args.block_size,
-                              args.reexp_threshold)
+                              args.reexp_threshold, args.switch)
     progress = not args.no_progress and sys.stderr.isatty()
     t0 = time.perf_counter()
     result = simulate(args.nodes, args.height, settings, trials=args.trials, seed=args.seed,
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     doc: dict[str, Any] = {
         "trials": result.trials, "nodes": result.nodes, "height": result.height,
         "seed": result.seed, "simd_width": args.simd_width, "block_size": args.block_size,
-        "reexp_threshold": settings[0].reexp_threshold, "seconds": seconds,
+        "reexp_threshold": settings[0].reexp_threshold, "switch": args.switch,
+        "seconds": seconds,
         "trials_per_second": result.trials / seconds if seconds > 0 else None,
         "strategies": result.summary(),
     }
@@ -98,7 +103,8 @@ def run_sweep_cmd(args: argparse.Namespace) -> int:
     sweep = parse_sweep(args.sweep)
     base = {"nodes": args.nodes, "height": args.height, "simd-width": args.simd_width,
             "block-size": args.block_size, "reexp-threshold": args.reexp_threshold}
-    points = grid_points(base, sweep, _strategies(args.strategy), args.trials, args.seed)
+    points = grid_points(base, sweep, _strategies(args.strategy), args.trials, args.seed,
+                         switch=args.switch)
     t0 = time.perf_counter()
     results = run_sweep(points, scheduler=args.scheduler, workers=args.workers,
                         progress=not args.no_progress and sys.stderr.isatty())

@@ -51,9 +51,11 @@ def children_table(preorder: str) -> list[tuple[int, int] | None]:
 
 
 def schedule_counts(preorder: str, block_size: int, reexp_threshold: int,
-                    simd_width: int) -> tuple[int, int, int, list[int]]:
+                    simd_width: int, switch: str = "whole"
+                    ) -> tuple[int, int, int, list[int]]:
     """(vectorized threads, issued lanes, threads in blocks >= P, block sizes) of the
-    schedule with thresholds (B, R) on the tree."""
+    schedule with thresholds (B, R) on the tree; ``switch`` as
+    :data:`revec.treegen.schedules.SWITCH_READINGS`."""
     kids = children_table(preorder)
     P = simd_width
     sizes: list[int] = []
@@ -64,6 +66,8 @@ def schedule_counts(preorder: str, block_size: int, reexp_threshold: int,
         inner = [kids[x] for x in block if kids[x] is not None]
         left = [k[0] for k in inner if k is not None]
         right = [k[1] for k in inner if k is not None]
+        if mode == "bfs" and switch == "split" and len(left) + len(right) >= block_size:
+            mode = "blocked"
         if mode == "bfs":
             nxt = left + right
             if nxt:

@@ -400,3 +400,41 @@ def sample_preorders(n: int, h: int, count: int, seed: int) -> list[str]:
                     buf.level_start)
         out.append(preorder(buf.first_child[:n]))
     return out
+
+
+def task_tables(max_nodes: int, max_height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                          int, int]:
+    """The split tables as the 2-D arrays the task program ``benchmarks/treebuild.py``
+    reads: ``(cum, mid, pos, heights, sizes)``, row ``(kind * heights + table_height(m,
+    h, kind)) * sizes + m`` holding the scan steps of node (m, h, kind); trees of up to
+    ``max_nodes`` nodes (at most ``2 * SMALL + 1``) and height ``max_height``."""
+    if max_nodes > 2 * SMALL + 1:
+        raise ValueError(f"task tables cover at most {2 * SMALL + 1} nodes")
+    t = _tables((max_nodes - 1) // 2, max_height)
+    k, hs, ms, steps = t.cum.shape
+    return (np.ascontiguousarray(t.cum.reshape(k * hs * ms, steps)),
+            np.ascontiguousarray(t.mid.reshape(k * hs * ms, steps)),
+            np.ascontiguousarray(t.pos.reshape(k * hs * ms, steps)), hs, ms)
+
+
+@dataclass(frozen=True)
+class TreeSummary:
+    nodes: int
+    leaves: int
+    levels: int
+    fingerprint: int  # sum over nodes of rng.fingerprint(state)
+    preorder: str
+
+
+def tree_summary(n: int, h: int, state: int) -> TreeSummary:
+    """The sampler's tree for a given root state, summarised as treebuild reports it."""
+    from revec.treegen.rng import fingerprint
+
+    t = tables_for(n, h)
+    buf = TreeBuffers(n, h)
+    levels = sample_tree(*t.kernel_args(), (n - 1) // 2, h, np.uint64(state), buf.first_child,
+                         buf.node_m, buf.node_h, buf.node_kind, buf.node_state,
+                         buf.level_start)
+    fp = sum(int(fingerprint(s)) for s in buf.node_state[:n])
+    leaves = int((buf.first_child[:n] < 0).sum())
+    return TreeSummary(n, leaves, levels, fp, preorder(buf.first_child[:n]))

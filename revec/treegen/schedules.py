@@ -35,6 +35,15 @@ REEXP = 4  # child blocks re-expanded (run in bfs mode from blocked mode)
 RESULT_COLS = 5
 
 
+SWITCH_READINGS = ("whole", "split")
+"""How a bfs-mode block whose children number B or more continues.  ``whole``
+(DESIGN.md section 3 as written): the children form the next block, executed in
+blocked mode.  ``split``: the children are grouped by spawn index at once, and each
+group is executed as a blocked-mode child block (in bfs mode if it holds fewer than R
+threads); the next block is never executed as one block.  The numba runtime
+(revec/runtime/numba_scheduler.py) currently follows ``split``."""
+
+
 def thresholds(strategy: str, block_size: int, reexp_threshold: int) -> tuple[int, int]:
     """(B, R) that make the one scheduler behave as the named strategy."""
     if strategy == "bfs":
@@ -48,13 +57,14 @@ def thresholds(strategy: str, block_size: int, reexp_threshold: int) -> tuple[in
 
 @njit(cache=True, nogil=True)
 def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, n: int,
-                 B: int, R: int, P: int, arena: np.ndarray, tmp0: np.ndarray, tmp1: np.ndarray,
+                 B: int, R: int, P: int, split_switch: int, arena: np.ndarray, tmp0: np.ndarray, tmp1: np.ndarray,
                  stk_off: np.ndarray, stk_len: np.ndarray, stk_mode: np.ndarray,
                  out: np.ndarray) -> None:
     """Execute the schedule (B, R) over the tree; ``out`` gets a result row.
     Work arrays: ``arena``, ``tmp0``, ``tmp1``, the three stack arrays, each of
     length >= n + 1; ``level_start`` as :func:`revec.treegen.sampler.sample_tree`
-    fills it (with ``levels`` levels)."""
+    fills it (with ``levels`` levels).  ``split_switch`` selects the variant reading
+    of the bfs -> blocked switch (see :data:`SWITCH_READINGS`)."""
     vec = 0
     lanes = 0
     wide = 0
@@ -100,6 +110,11 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
         if c == 0:
             continue
         top = off
+        if mode == 0 and split_switch != 0 and 2 * c >= B:
+            # the variant reading (the runtime's, see docs/treegen.md): a next block of
+            # B or more threads is not executed whole; its child blocks by spawn index
+            # are, each in bfs mode if it holds fewer than R threads
+            mode = 1
         if mode == 0:
             for k in range(c):
                 arena[top + k] = tmp0[k]

@@ -25,6 +25,7 @@ from revec.treegen.schedules import (
     REEXP,
     RESULT_COLS,
     STRATEGY_NAMES,
+    SWITCH_READINGS,
     VEC,
     WIDE,
     run_schedule,
@@ -45,10 +46,11 @@ class Setting:
     block_size: int = DEFAULT_BLOCK_SIZE
     reexp_threshold: int = DEFAULT_SIMD_WIDTH
     simd_width: int = DEFAULT_SIMD_WIDTH
+    switch: str = "whole"  # reading of the bfs -> blocked switch (SWITCH_READINGS)
 
-    def row(self) -> tuple[int, int, int]:
+    def row(self) -> tuple[int, int, int, int]:
         b, r = thresholds(self.strategy, self.block_size, self.reexp_threshold)
-        return b, r, self.simd_width
+        return b, r, self.simd_width, SWITCH_READINGS.index(self.switch)
 
 
 def check_setting(s: Setting) -> None:
@@ -59,6 +61,9 @@ def check_setting(s: Setting) -> None:
         raise RevecError(f"SIMD width must be at least 1, got {s.simd_width}")
     if s.block_size < 1:
         raise RevecError(f"block size must be at least 1, got {s.block_size}")
+    if s.switch not in SWITCH_READINGS:
+        raise RevecError(f"unknown switch reading {s.switch!r}; expected one of "
+                         f"{', '.join(SWITCH_READINGS)}")
     if s.reexp_threshold < 0:
         raise RevecError(f"re-expansion threshold must be >= 0, got {s.reexp_threshold}")
 
@@ -91,7 +96,7 @@ def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e:
                              first_child, node_m, node_h, node_kind, node_state, level_start)
         for k in range(settings.shape[0]):
             run_schedule(first_child, level_start, levels, n, settings[k, 0], settings[k, 1], settings[k, 2],
-                         arena, tmp0, tmp1, so, sl, sm, row)
+                         settings[k, 3], arena, tmp0, tmp1, so, sl, sm, row)
             for c in range(RESULT_COLS):
                 out[t, k, c] = row[c]
             out[t, k, RESULT_COLS] = levels
@@ -145,7 +150,7 @@ def _unique_names(settings: Sequence[Setting]) -> bool:
 
 
 def settings_array(settings: Sequence[Setting]) -> np.ndarray:
-    return np.array([s.row() for s in settings], np.int64).reshape(-1, 3)
+    return np.array([s.row() for s in settings], np.int64).reshape(-1, 4)
 
 
 def run_range(tables: Tables, n: int, h: int, seed: int, first_trial: int, trials: int,
@@ -196,9 +201,9 @@ def simulate(n: int, h: int, settings: Sequence[Setting], trials: int = DEFAULT_
 
 
 def named_settings(strategies: Sequence[str], simd_width: int, block_size: int,
-                   reexp_threshold: int | None) -> list[Setting]:
+                   reexp_threshold: int | None, switch: str = "whole") -> list[Setting]:
     r = simd_width if reexp_threshold is None else reexp_threshold
-    return [Setting(s, block_size, r, simd_width) for s in strategies]
+    return [Setting(s, block_size, r, simd_width, switch) for s in strategies]
 
 
 def root_states(seed: int, trials: Sequence[int]) -> list[int]:

@@ -164,7 +164,8 @@ def parse_sweep(specs: Sequence[str]) -> dict[str, list[int]]:
 
 
 def grid_points(base: dict[str, int], sweep: dict[str, list[int]], strategies: Sequence[str],
-                trials: int, seed: int, reexp_default_is_p: bool = True) -> list[Point]:
+                trials: int, seed: int, reexp_default_is_p: bool = True,
+                switch: str = "whole") -> list[Point]:
     """The cartesian product of the swept values over the base parameters."""
     keys = list(sweep)
     points = []
@@ -174,6 +175,7 @@ def grid_points(base: dict[str, int], sweep: dict[str, list[int]], strategies: S
         r = v.get("reexp-threshold")
         if r is None:
             r = v["simd-width"] if reexp_default_is_p else v["block-size"]
-        settings = tuple(Setting(s, v["block-size"], r, v["simd-width"]) for s in strategies)
+        settings = tuple(Setting(s, v["block-size"], r, v["simd-width"], switch)
+                         for s in strategies)
         points.append(Point(v["nodes"], v["height"], settings, trials, seed))
     return points
