@@ -11,8 +11,11 @@ A single node has height 1.  With ``m`` interior nodes a full binary tree has
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 from flint import fmpz_poly
@@ -80,11 +83,48 @@ def log_or_neg_inf(values: list[int]) -> np.ndarray:
     return np.array([math.log(v) if v > 0 else -math.inf for v in values], np.float64)
 
 
+def cache_dir() -> Path:
+    """``$REVEC_CACHE_DIR/treegen`` (default ``~/.cache/revec/treegen``)."""
+    root = os.environ.get("REVEC_CACHE_DIR") or Path.home() / ".cache" / "revec"
+    return Path(root) / "treegen"
+
+
 @lru_cache(maxsize=4)
 def log_tables(max_interior: int, max_height: int) -> tuple[np.ndarray, np.ndarray]:
     """Natural logarithms of T(m, h) (height at most h) and E(m, h) (exactly h) for
     ``0 <= m <= max_interior``, ``0 <= h <= max_height``; -inf where the count is 0.
-    Arrays of shape (max_height + 1, max_interior + 1), C order (one row per height)."""
+    Arrays of shape (max_height + 1, max_interior + 1), C order (one row per height).
+    Tables are kept on disk (:func:`cache_dir`); a cached table at least as large
+    serves by slicing (entries do not depend on the table's extent)."""
+    folder = cache_dir()
+    for f in sorted(folder.glob("logs-*-*.npz")) if folder.is_dir() else []:
+        try:
+            cm, ch = (int(x) for x in f.stem.split("-")[1:3])
+        except ValueError:
+            continue
+        if cm >= max_interior and ch >= max_height:
+            try:
+                with np.load(f) as z:
+                    la = np.ascontiguousarray(z["la"][: max_height + 1, : max_interior + 1])
+                    le = np.ascontiguousarray(z["le"][: max_height + 1, : max_interior + 1])
+            except (OSError, KeyError, ValueError):
+                continue
+            la.setflags(write=False)
+            le.setflags(write=False)
+            return la, le
+    la, le = _compute_log_tables(max_interior, max_height)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=folder)
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, la=la, le=le)
+        os.replace(tmp, folder / f"logs-{max_interior}-{max_height}.npz")
+    except OSError:
+        pass  # a read-only cache only costs time
+    return la, le
+
+
+def _compute_log_tables(max_interior: int, max_height: int) -> tuple[np.ndarray, np.ndarray]:
     polys = height_polys(max_interior, max_height)
     la = np.full((max_height + 1, max_interior + 1), -np.inf)
     le = np.full((max_height + 1, max_interior + 1), -np.inf)

@@ -1,0 +1,111 @@
+"""The uniform (n, h) sampler: chi-square uniformity over all trees of small (n, h),
+exact heights, the table path equal to the scan path, large trees, CLI."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from revec.cli import main
+from revec.errors import RevecError
+from revec.treegen.reference import all_trees, children_table
+from revec.treegen.sampler import (
+    AT_MOST,
+    GREEN,
+    SMALL,
+    choose_split,
+    choose_split_small,
+    position_range,
+    sample_preorders,
+    tables_for,
+)
+
+
+def height(preorder: str) -> int:
+    kids = children_table(preorder)
+    depth = [0] * len(preorder)
+    depth[0] = 1
+    for x, k in enumerate(kids):
+        if k is not None:
+            depth[k[0]] = depth[k[1]] = depth[x] + 1
+    return max(depth)
+
+
+@pytest.mark.parametrize("n,h,samples", [(9, 4, 6000), (11, 5, 10000), (15, 5, 34000),
+                                         (15, 7, 40000), (21, 6, 120000)])
+def test_uniform_chi_square(n: int, h: int, samples: int) -> None:
+    trees = all_trees(n, h)
+    counts = Counter(sample_preorders(n, h, samples, seed=n * 100 + h))
+    assert set(counts) <= set(trees), "sampled a tree outside (n, h)"
+    observed = np.array([counts[t] for t in trees])
+    expected = np.full(len(trees), samples / len(trees))
+    assert expected.min() >= 5
+    p = chisquare(observed, expected).pvalue
+    assert p > 1e-4, (n, h, p)
+
+
+def test_chi_square_detects_a_biased_sampler() -> None:
+    """The check above can fail: drop a share of one tree and it does."""
+    n, h, samples = 11, 5, 10000
+    trees = all_trees(n, h)
+    sample = sample_preorders(n, h, samples, seed=3)
+    biased = [t for i, t in enumerate(sample) if not (t == trees[0] and i % 2 == 0)]
+    counts = Counter(biased)
+    observed = np.array([counts[t] for t in trees])
+    assert chisquare(observed, np.full(len(trees), len(biased) / len(trees))).pvalue < 1e-4
+
+
+@pytest.mark.parametrize("n,h", [(101, 10), (255, 8), (10001, 20), (2001, 300),
+                                 pytest.param(10001, 100, marks=pytest.mark.slow)])
+def test_exact_size_and_height(n: int, h: int) -> None:
+    for t in sample_preorders(n, h, 3, seed=1):
+        assert len(t) == n and t.count("0") == (n + 1) // 2
+        assert height(t) == h
+
+
+def test_same_seed_same_trees_other_seed_other_trees() -> None:
+    a = sample_preorders(301, 12, 20, seed=9)
+    assert a == sample_preorders(301, 12, 20, seed=9)
+    assert a != sample_preorders(301, 12, 20, seed=10)
+    assert len(set(a)) == 20
+
+
+def test_table_path_equals_scan_path() -> None:
+    """Nodes with at most SMALL interior nodes use the recorded tables; the scan must
+    give the same (position, option) for every u, bit for bit."""
+    t = tables_for(2 * SMALL + 101, 24)
+    rng = np.random.default_rng(0)
+    us = np.concatenate([rng.random(40), [0.0, 1 - 2**-53, 0.5]])
+    checked = 0
+    for kind, start in ((AT_MOST, t.start_a), (GREEN, t.start_e)):
+        for h in range(2, 25):
+            for m in range(1, SMALL + 1, 3):
+                exists = (t.la if kind == AT_MOST else t.le)[h, m] > -np.inf
+                if not exists:
+                    continue
+                lo, hi = position_range(m, h, kind)
+                for u in us:
+                    a = choose_split(t.la, t.le, start, m, h, kind, u)
+                    b = choose_split_small(t.cum, t.mid, t.pos, m, h, kind, u)
+                    assert a == b, (kind, h, m, u)
+                    assert lo <= a[0] <= hi
+                    checked += 1
+    assert checked > 10000
+
+
+@pytest.mark.parametrize("n,h", [(20, 5), (7, 2), (5, 4), (-1, 3)])
+def test_invalid(n: int, h: int) -> None:
+    with pytest.raises(RevecError):
+        sample_preorders(n, h, 1, seed=0)
+
+
+def test_cli_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["treegen", "sample", "21", "6", "--count", "4", "--seed", "5"]) == 0
+    lines = capsys.readouterr().out.split()
+    assert lines == sample_preorders(21, 6, 4, seed=5)
+    assert all(set(x) <= {"0", "1"} and len(x) == 21 for x in lines)
+    assert main(["treegen", "sample", "21", "3"]) == 2
+    assert "at most 7 nodes" in capsys.readouterr().err
