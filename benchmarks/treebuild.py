@@ -6,8 +6,13 @@ A task builds one node: ``m`` interior nodes in its subtree, height budget ``h``
 h.  ``state`` is the node's splittable random state (splitmix64, revec.treegen.rng): the
 node's uniform number is ``uniform(state)`` and child k's state is ``child(state, k)``.
 The split is chosen by scanning the recorded cumulative split probabilities
-``CUM`` / ``MID`` / ``POS`` (module-level tables built by revec.treegen.sampler), so for
-the same root state this program builds exactly the tree the simulator samples.
+``CUM`` / ``OPT`` / ``POS`` (module-level tables built by revec.treegen.sampler): step t
+of the scan is the first with ``u < CUM[row, t]``, position ``s = POS[row, t]`` is the
+smaller side's interior count, and the option is the first o with
+``u < OPT[row, 4 t + o]``: for an at-most node, o = 0 puts the smaller side left and
+o = 1 right; for a green node, o = 0 / 1 make the left child s interior nodes, green or
+not, and o = 2 / 3 the right child.  So for the same root state this program builds
+exactly the tree the simulator samples.
 
 Reducers: ``nodes``, ``leaves`` and ``fingerprint`` (the sum over nodes of 30 bits of
 the mixed state: equal fingerprints mean equal trees, with overwhelming probability).
@@ -22,7 +27,7 @@ from revec.treegen.sampler import task_tables
 
 MAX_NODES = 257
 MAX_HEIGHT = 24
-CUM, MID, POS, HEIGHTS, SIZES = task_tables(MAX_NODES, MAX_HEIGHT)
+CUM, OPT, POS, HEIGHTS, SIZES = task_tables(MAX_NODES, MAX_HEIGHT)
 
 GAMMA = np.uint64(0x9E3779B97F4A7C15)
 MUL1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -70,21 +75,22 @@ def treebuild(m: np.int32 = 50, h: np.int32 = 10, green: np.int32 = 1,
         t = 0
         while u >= CUM[row, t]:
             t += 1
-        pos = POS[row, t]
-        j = m - 1 - pos
+        s = POS[row, t]
+        o = 0
+        while u >= OPT[row, 4 * t + o]:
+            o += 1
+        i = s
+        if o == 2 or (green == 0 and o == 1) or (green == 1 and o == 3):
+            i = m - 1 - s
+        j = m - 1 - i
         left = child(state, np.uint64(0))
         right = child(state, np.uint64(1))
         if green == 0:
-            if u < MID[row, t]:
-                spawn(treebuild, pos, h - 1, 0, left)
-                spawn(treebuild, j, h - 1, 0, right)
-            else:
-                spawn(treebuild, j, h - 1, 0, left)
-                spawn(treebuild, pos, h - 1, 0, right)
+            spawn(treebuild, i, h - 1, 0, left)
+            spawn(treebuild, j, h - 1, 0, right)
+        elif o == 0 or o == 2:
+            spawn(treebuild, i, h - 1, 1, left)
+            spawn(treebuild, j, h - 1, 0, right)
         else:
-            if u < MID[row, t]:
-                spawn(treebuild, pos, h - 1, 1, left)
-                spawn(treebuild, j, h - 1, 0, right)
-            else:
-                spawn(treebuild, pos, h - 2, 0, left)
-                spawn(treebuild, j, h - 1, 1, right)
+            spawn(treebuild, i, h - 2, 0, left)
+            spawn(treebuild, j, h - 1, 1, right)

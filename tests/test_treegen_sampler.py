@@ -89,7 +89,7 @@ def test_table_path_equals_scan_path() -> None:
                 lo, hi = position_range(m, h, kind)
                 for u in us:
                     a = choose_split(t.la, t.le, start, m, h, kind, u)
-                    b = choose_split_small(t.cum, t.mid, t.pos, m, h, kind, u)
+                    b = choose_split_small(t.cum, t.opt, t.pos, m, h, kind, u)
                     assert a == b, (kind, h, m, u)
                     assert lo <= a[0] <= hi
                     checked += 1

@@ -4,23 +4,27 @@ A node to be built is (m, h, green): ``m`` interior nodes below and including it
 a height budget ``h``.  A *green* node must have height exactly h (the root, and one
 child of every green node: the green path); any other node has height at most h.
 
-* at most h, m >= 1: the smaller side ``s = min(i, m - 1 - i)`` (i = left interior
-  count) has weight ``T(i, h-1) T(m-1-i, h-1) / T(m, h)``, doubled when the two
-  sides differ; then the left side is the small one with probability 1/2.
-* exactly h, m >= 1: left interior count ``i`` has weight ``A_i + B_i`` with
-  ``A_i = E(i, h-1) T(m-1-i, h-1) / E(m, h)`` (green left child, right child of height
-  at most h - 1) and ``B_i = T(i, h-2) E(m-1-i, h-1) / E(m, h)`` (green right child).
+The split is the left child's interior count ``i`` (the right one has ``j = m-1-i``).
+Positions are the smaller side ``s = min(i, j)``; a position has up to four options:
 
-So every tree of (n, h) is equally likely.  Weights are computed in log space from the
-exact counts (:func:`revec.treegen.counts.log_tables`), never overflow, and the split is
-the inverse CDF of the node's uniform number over the positions scanned in a fixed
-order: from a precomputed (approximate) mode outwards, alternately up and down, so the
-expected scan is short whether the distribution is peaked at the ends (tall budgets) or
-in the middle (tight budgets).  Within a position the first option (small side left;
-green left) is taken when ``u < acc + w_first``.  If rounding leaves ``u`` beyond the
-total, the last position with positive weight is taken (second option if it has
-weight).  :func:`split_tables` records exactly these cumulative sums for the task
-program ``benchmarks/treebuild.py``, which therefore builds the same trees.
+* at most h: (0) ``i = s``, (1) ``i = m-1-s``, each of weight
+  ``T(s, h-1) T(m-1-s, h-1) / T(m, h)`` (one option when ``s = m-1-s``);
+* exactly h: with ``A(i) = E(i, h-1) T(j, h-1) / E(m, h)`` (green left child, right
+  child of height at most h - 1) and ``B(i) = T(i, h-2) E(j, h-1) / E(m, h)`` (green
+  right child): (0) A(s), (1) B(s), (2) A(m-1-s), (3) B(m-1-s).
+
+So every tree of (n, h) is equally likely.  Weights come in log space from the exact
+counts (:func:`revec.treegen.counts.log_tables`) and never overflow.  The choice is the
+inverse CDF of the node's uniform number ``u`` over the positions scanned in a fixed
+order, from a precomputed (approximate) mode outwards, alternately up and down (the
+expected scan is short whether the mass sits at the ends, for tall budgets, or in the
+middle, for tight ones), then over the options in order: the first option k of positive
+weight with ``u < acc + (w_0 + ... + w_k)`` is taken, ``acc`` being the sum of the
+positions before.  If rounding leaves ``u`` beyond the total, the last option of
+positive weight of the last position of positive weight is taken.
+:func:`build_split_tables` records exactly these sums for small nodes (the sampler then
+reads them instead of computing exps; the result is the same bit for bit), and the task
+program ``benchmarks/treebuild.py`` reads them too, so it builds the same trees.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from revec.treegen.rng import child_state, node_uniform, root_state
 
 AT_MOST = 0
 GREEN = 1
+OPTIONS = 4
 
 
 @njit(cache=True, nogil=True)
@@ -50,39 +55,37 @@ def _cap(h: int) -> int:
 
 @njit(cache=True, nogil=True)
 def position_range(m: int, h: int, kind: int) -> tuple[int, int]:
-    """Inclusive range of positions of node (m, h, kind), m >= 1."""
-    if kind == AT_MOST:
-        return max(0, m - 1 - _cap(h - 1)), (m - 1) // 2
-    return max(0, m - 1 - _cap(h - 1)), min(m - 1, _cap(h - 1))
+    """Inclusive range of positions (smaller side) of node (m, h, kind), m >= 1."""
+    return max(0, m - 1 - _cap(h - 1)), (m - 1) // 2
 
 
 @njit(cache=True, nogil=True)
 def position_weights(la: np.ndarray, le: np.ndarray, m: int, h: int, kind: int,
-                     pos: int) -> tuple[float, float]:
-    """(first option, second option) weights of one position."""
-    j = m - 1 - pos
+                     s: int) -> tuple[float, float, float, float]:
+    """The four option weights of position s."""
+    j = m - 1 - s
     if kind == AT_MOST:
-        w = np.exp(la[h - 1, pos] + la[h - 1, j] - la[h, m])
-        if pos == j:
-            return w, 0.0
-        return w, w
+        w = np.exp(la[h - 1, s] + la[h - 1, j] - la[h, m])
+        return w, (0.0 if s == j else w), 0.0, 0.0
     total = le[h, m]
-    a = np.exp(le[h - 1, pos] + la[h - 1, j] - total)
-    b = 0.0
-    if h >= 2:
-        b = np.exp(la[h - 2, pos] + le[h - 1, j] - total)
-    return a, b
+    a0 = np.exp(le[h - 1, s] + la[h - 1, j] - total)
+    b0 = np.exp(la[h - 2, s] + le[h - 1, j] - total)
+    if s == j:
+        return a0, b0, 0.0, 0.0
+    a1 = np.exp(le[h - 1, j] + la[h - 1, s] - total)
+    b1 = np.exp(la[h - 2, j] + le[h - 1, s] - total)
+    return a0, b0, a1, b1
 
 
 @njit(cache=True, nogil=True)
 def position_log_weight(la: np.ndarray, le: np.ndarray, m: int, h: int, kind: int,
-                        pos: int) -> float:
-    j = m - 1 - pos
+                        s: int) -> float:
+    """Log of the largest option weight of position s (unnormalised)."""
+    j = m - 1 - s
     if kind == AT_MOST:
-        return la[h - 1, pos] + la[h - 1, j]
-    a = le[h - 1, pos] + la[h - 1, j]
-    b = la[h - 2, pos] + le[h - 1, j] if h >= 2 else -np.inf
-    return max(a, b)
+        return la[h - 1, s] + la[h - 1, j]
+    return max(max(le[h - 1, s] + la[h - 1, j], la[h - 2, s] + le[h - 1, j]),
+               max(le[h - 1, j] + la[h - 1, s], la[h - 2, j] + le[h - 1, s]))
 
 
 @njit(cache=True, nogil=True)
@@ -126,42 +129,49 @@ def mode_table(la: np.ndarray, le: np.ndarray, kind: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def _next_position(up: int, down: int, lo: int, hi: int, turn: int
+                   ) -> tuple[int, int, int, int]:
+    """(position, up, down, turn): the scan order, outwards from the start."""
+    if up > hi:
+        return down, up, down - 1, turn
+    if down < lo:
+        return up, up + 1, down, turn
+    if turn == 0:
+        return up, up + 1, down, 1
+    return down, up, down - 1, 0
+
+
+@njit(cache=True, nogil=True)
 def choose_split(la: np.ndarray, le: np.ndarray, start: np.ndarray, m: int, h: int,
                  kind: int, u: float) -> tuple[int, int]:
     """(position, option) for a node (m >= 1) with uniform number u."""
     lo, hi = position_range(m, h, kind)
-    p0 = start[h, m]
-    up = p0
-    down = p0 - 1
+    up = start[h, m]
+    down = up - 1
+    turn = 0
     acc = 0.0
     last_pos = -1
     last_opt = 0
-    turn = 0
     while up <= hi or down >= lo:
-        if up > hi:
-            pos = down
-            down -= 1
-        elif down < lo:
-            pos = up
-            up += 1
-        elif turn == 0:
-            pos = up
-            up += 1
-            turn = 1
-        else:
-            pos = down
-            down -= 1
-            turn = 0
-        w1, w2 = position_weights(la, le, m, h, kind, pos)
-        w = w1 + w2
-        if w > 0.0:
-            if u < acc + w:
-                if w2 == 0.0 or u < acc + w1:
+        pos, up, down, turn = _next_position(up, down, lo, hi, turn)
+        w0, w1, w2, w3 = position_weights(la, le, m, h, kind, pos)
+        s1 = w0 + w1
+        s2 = s1 + w2
+        s3 = s2 + w3
+        if s3 > 0.0:
+            if u < acc + s3:
+                if w0 > 0.0 and u < acc + w0:
                     return pos, 0
-                return pos, 1
+                if w1 > 0.0 and u < acc + s1:
+                    return pos, 1
+                if w2 > 0.0 and u < acc + s2:
+                    return pos, 2
+                if w3 > 0.0:
+                    return pos, 3
+                return pos, 2 if w2 > 0.0 else (1 if w1 > 0.0 else 0)
             last_pos = pos
-            last_opt = 0 if w2 == 0.0 else 1
-        acc += w
+            last_opt = 3 if w3 > 0.0 else (2 if w2 > 0.0 else (1 if w1 > 0.0 else 0))
+        acc += s3
     return last_pos, last_opt
 
 
@@ -169,14 +179,13 @@ def choose_split(la: np.ndarray, le: np.ndarray, start: np.ndarray, m: int, h: i
 def children_of(m: int, h: int, kind: int, pos: int, opt: int
                 ) -> tuple[int, int, int, int, int, int]:
     """(left m, left h, left kind, right m, right h, right kind)."""
-    j = m - 1 - pos
+    i = pos if opt == 0 or (kind == GREEN and opt == 1) else m - 1 - pos
+    j = m - 1 - i
     if kind == AT_MOST:
-        if opt == 0:
-            return pos, h - 1, AT_MOST, j, h - 1, AT_MOST
-        return j, h - 1, AT_MOST, pos, h - 1, AT_MOST
-    if opt == 0:
-        return pos, h - 1, GREEN, j, h - 1, AT_MOST
-    return pos, h - 2, AT_MOST, j, h - 1, GREEN
+        return i, h - 1, AT_MOST, j, h - 1, AT_MOST
+    if opt == 0 or opt == 2:
+        return i, h - 1, GREEN, j, h - 1, AT_MOST
+    return i, h - 2, AT_MOST, j, h - 1, GREEN
 
 
 SMALL = 128  # nodes with at most this many interior nodes sample from tables
@@ -195,13 +204,14 @@ def build_split_tables(la: np.ndarray, le: np.ndarray, start_a: np.ndarray,
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The scan of :func:`choose_split` recorded for every node with m <= small:
     for kind k, table row h = table_height(m, h, k) and scan step t,
-    ``cum[k, h, m, t]`` (the running sum after the step; +inf at the last step with
-    positive weight), ``mid[k, h, m, t]`` (sum before the step plus the first option's
-    weight; +inf if the second option has no weight), ``pos[k, h, m, t]``; steps of
-    zero weight are left out and ``length[k, h, m]`` counts the steps."""
+    ``cum[k, h, m, t]`` (the running sum after the step; +inf at the last step of
+    positive weight), ``opt[k, h, m, t, o]`` (the threshold of option o: the sum before
+    the step plus the option weights up to o; -inf for an option of zero weight, +inf
+    for the last option of positive weight) and ``pos[k, h, m, t]``; steps of zero
+    weight are left out and ``length[k, h, m]`` counts the steps."""
     hs = min(la.shape[0], small + 3)
     cum = np.full((2, hs, small + 1, small), np.inf)
-    mid = np.full((2, hs, small + 1, small), np.inf)
+    opt = np.full((2, hs, small + 1, small, OPTIONS), -np.inf)
     pos_t = np.zeros((2, hs, small + 1, small), np.int32)
     length = np.zeros((2, hs, small + 1), np.int32)
     for kind in range(2):
@@ -215,54 +225,56 @@ def build_split_tables(la: np.ndarray, le: np.ndarray, start_a: np.ndarray,
                 if kind == GREEN and le[h, m] == -np.inf:
                     continue
                 lo, hi = position_range(m, h, kind)
-                p0 = start[h, m]
-                up = p0
-                down = p0 - 1
-                acc = 0.0
+                up = start[h, m]
+                down = up - 1
                 turn = 0
+                acc = 0.0
                 t = 0
                 while up <= hi or down >= lo:
-                    if up > hi:
-                        p = down
-                        down -= 1
-                    elif down < lo:
-                        p = up
-                        up += 1
-                    elif turn == 0:
-                        p = up
-                        up += 1
-                        turn = 1
-                    else:
-                        p = down
-                        down -= 1
-                        turn = 0
-                    w1, w2 = position_weights(la, le, m, h, kind, p)
-                    w = w1 + w2
-                    if w > 0.0:
-                        cum[kind, h, m, t] = acc + w
-                        mid[kind, h, m, t] = np.inf if w2 == 0.0 else acc + w1
+                    p, up, down, turn = _next_position(up, down, lo, hi, turn)
+                    w0, w1, w2, w3 = position_weights(la, le, m, h, kind, p)
+                    s1 = w0 + w1
+                    s2 = s1 + w2
+                    s3 = s2 + w3
+                    if s3 > 0.0:
+                        cum[kind, h, m, t] = acc + s3
+                        last = 0
+                        if w0 > 0.0:
+                            opt[kind, h, m, t, 0] = acc + w0
+                        if w1 > 0.0:
+                            opt[kind, h, m, t, 1] = acc + s1
+                            last = 1
+                        if w2 > 0.0:
+                            opt[kind, h, m, t, 2] = acc + s2
+                            last = 2
+                        if w3 > 0.0:
+                            last = 3
+                        opt[kind, h, m, t, last] = np.inf
                         pos_t[kind, h, m, t] = p
                         t += 1
-                    acc += w
+                    acc += s3
                 cum[kind, h, m, t - 1] = np.inf
                 length[kind, h, m] = t
-    return cum, mid, pos_t, length
+    return cum, opt, pos_t, length
 
 
 @njit(cache=True, nogil=True)
-def choose_split_small(cum: np.ndarray, mid: np.ndarray, pos_t: np.ndarray, m: int,
+def choose_split_small(cum: np.ndarray, opt: np.ndarray, pos_t: np.ndarray, m: int,
                        h: int, kind: int, u: float) -> tuple[int, int]:
     """:func:`choose_split` by the recorded tables (same result, no exp)."""
     hr = table_height(m, h, kind)
     t = 0
     while u >= cum[kind, hr, m, t]:
         t += 1
-    return pos_t[kind, hr, m, t], 0 if u < mid[kind, hr, m, t] else 1
+    o = 0
+    while not u < opt[kind, hr, m, t, o]:
+        o += 1
+    return pos_t[kind, hr, m, t], o
 
 
 @njit(cache=True, nogil=True)
 def sample_tree(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e: np.ndarray,
-                cum: np.ndarray, mid: np.ndarray, pos_t: np.ndarray, m_root: int, h_root: int, state: np.uint64, first_child: np.ndarray,
+                cum: np.ndarray, opt_t: np.ndarray, pos_t: np.ndarray, m_root: int, h_root: int, state: np.uint64, first_child: np.ndarray,
                 node_m: np.ndarray, node_h: np.ndarray, node_kind: np.ndarray,
                 node_state: np.ndarray, level_start: np.ndarray) -> int:
     """Build one tree breadth first into the node arrays (capacity 2 m_root + 1).
@@ -292,7 +304,7 @@ def sample_tree(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e: np
             s = node_state[x]
             u = node_uniform(s)
             if m < cum.shape[2]:
-                pos, opt = choose_split_small(cum, mid, pos_t, m, h, kind, u)
+                pos, opt = choose_split_small(cum, opt_t, pos_t, m, h, kind, u)
             elif kind == AT_MOST:
                 pos, opt = choose_split(la, le, start_a, m, h, kind, u)
             else:
@@ -326,12 +338,12 @@ class Tables:
     start_a: np.ndarray
     start_e: np.ndarray
     cum: np.ndarray
-    mid: np.ndarray
+    opt: np.ndarray
     pos: np.ndarray
     length: np.ndarray
 
     def kernel_args(self) -> tuple[np.ndarray, ...]:
-        return (self.la, self.le, self.start_a, self.start_e, self.cum, self.mid, self.pos)
+        return (self.la, self.le, self.start_a, self.start_e, self.cum, self.opt, self.pos)
 
 
 @lru_cache(maxsize=4)
@@ -339,8 +351,8 @@ def _tables(max_interior: int, max_height: int) -> Tables:
     la, le = log_tables(max_interior, max_height)
     start_a = mode_table(la, le, AT_MOST)
     start_e = mode_table(la, le, GREEN)
-    cum, mid, pos, length = build_split_tables(la, le, start_a, start_e, SMALL)
-    return Tables(2 * max_interior + 1, max_height, la, le, start_a, start_e, cum, mid, pos,
+    cum, opt, pos, length = build_split_tables(la, le, start_a, start_e, SMALL)
+    return Tables(2 * max_interior + 1, max_height, la, le, start_a, start_e, cum, opt, pos,
                   length)
 
 
@@ -405,15 +417,16 @@ def sample_preorders(n: int, h: int, count: int, seed: int) -> list[str]:
 def task_tables(max_nodes: int, max_height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                           int, int]:
     """The split tables as the 2-D arrays the task program ``benchmarks/treebuild.py``
-    reads: ``(cum, mid, pos, heights, sizes)``, row ``(kind * heights + table_height(m,
-    h, kind)) * sizes + m`` holding the scan steps of node (m, h, kind); trees of up to
-    ``max_nodes`` nodes (at most ``2 * SMALL + 1``) and height ``max_height``."""
+    reads: ``(cum, opt, pos, heights, sizes)``, row ``(kind * heights + table_height(m,
+    h, kind)) * sizes + m`` holding the scan steps of node (m, h, kind) (``opt[row,
+    4 t + o]`` for option o of step t); trees of up to ``max_nodes`` nodes (at most
+    ``2 * SMALL + 1``) and height ``max_height``."""
     if max_nodes > 2 * SMALL + 1:
         raise ValueError(f"task tables cover at most {2 * SMALL + 1} nodes")
     t = _tables((max_nodes - 1) // 2, max_height)
     k, hs, ms, steps = t.cum.shape
     return (np.ascontiguousarray(t.cum.reshape(k * hs * ms, steps)),
-            np.ascontiguousarray(t.mid.reshape(k * hs * ms, steps)),
+            np.ascontiguousarray(t.opt.reshape(k * hs * ms, steps * OPTIONS)),
             np.ascontiguousarray(t.pos.reshape(k * hs * ms, steps)), hs, ms)
 
 
