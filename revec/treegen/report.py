@@ -204,12 +204,12 @@ def markdown(res: dict[str, Any]) -> str:
 
     a("## Fig. 19: utilization vs depth\n")
     a("![](fig19_depth.png)\n")
-    a("| depth | bfs | blocked | re-exp R=P | R=3B/4 | R=B/2 | R=B |")
+    a("| depth | bfs | blocked | re-exp R=P | R=B/2 | R=3B/4 | R=B |")
     a("|---:|---:|---:|---:|---:|---:|---:|")
     for d in depths:
         row = D[str(d)]
         a(f"| {d} | " + " | ".join(f"{row[k]['utilization']['mean']:.3f}" for k in (
-            "bfs", "blocked", "reexp R=P", "reexp R=3B/4", "reexp R=B/2", "reexp R=B"))
+            "bfs", "blocked", "reexp R=P", "reexp R=B/2", "reexp R=3B/4", "reexp R=B"))
           + " |")
     lo_p = min(D[str(d)]["reexp R=P"]["utilization"]["mean"] for d in depths)
     lo_b = min(D[str(d)]["reexp R=B"]["utilization"]["mean"] for d in depths)
@@ -219,14 +219,14 @@ def markdown(res: dict[str, Any]) -> str:
 
     a("## Fig. 20: with and without re-expansion; R and the definition of utilization\n")
     a("![](fig20_reexp_vs_blocked.png)\n")
-    a("| depth | paper re-exp | re-exp R=P | R=3B/4 | R=B/2 | R=B | R=P split | R=B split "
+    a("| depth | paper re-exp | re-exp R=P | R=B/2 | R=3B/4 | R=B | R=P split | R=B split "
       "| blocked | blocked split |")
     a("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for d in KEY_DEPTHS:
         row = D[str(d)]
         a(f"| {d} | {PAPER_REEXP_B64[d]:.2f} | " + " | ".join(
             f"{row[k]['utilization']['mean']:.3f}" for k in (
-                "reexp R=P", "reexp R=3B/4", "reexp R=B/2", "reexp R=B", "reexp R=P split",
+                "reexp R=P", "reexp R=B/2", "reexp R=3B/4", "reexp R=B", "reexp R=P split",
                 "reexp R=B split", "blocked", "blocked split")) + " |")
     a("\nAlternative definitions of utilization, re-expansion at B = 64:\n")
     a("| depth | paper | R=P util. | R=P occupancy | R=P wide share | R=B util. | "
