@@ -210,9 +210,10 @@ def build_split_tables(la: np.ndarray, le: np.ndarray, start_a: np.ndarray,
     for the last option of positive weight) and ``pos[k, h, m, t]``; steps of zero
     weight are left out and ``length[k, h, m]`` counts the steps."""
     hs = min(la.shape[0], small + 3)
-    cum = np.full((2, hs, small + 1, small), np.inf)
-    opt = np.full((2, hs, small + 1, small, OPTIONS), -np.inf)
-    pos_t = np.zeros((2, hs, small + 1, small), np.int32)
+    steps = small // 2 + 1  # positions are the smaller side: at most (m + 1) // 2 of them
+    cum = np.full((2, hs, small + 1, steps), np.inf)
+    opt = np.full((2, hs, small + 1, steps, OPTIONS), -np.inf)
+    pos_t = np.zeros((2, hs, small + 1, steps), np.int32)
     length = np.zeros((2, hs, small + 1), np.int32)
     for kind in range(2):
         start = start_a if kind == AT_MOST else start_e
