@@ -119,3 +119,16 @@ def test_cli_errors(argv: list[str], words: str, capsys: pytest.CaptureFixture[s
     assert main(["simulate", *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n,h", [(23, 6), (25, 7)])
+def test_mean_matches_exact_expectation_larger(n: int, h: int) -> None:
+    settings = SMALL_SETTINGS + [Setting("reexp", 8, 4, 4), Setting("blocked", 8, 0, 4)]
+    trials = 200000
+    res = simulate(n, h, settings, trials=trials, seed=99)
+    for k, s in enumerate(settings):
+        exact = float(exact_mean_utilization(n, h, *s.row()[:3], switch=s.switch))
+        u = res.utilization(k)
+        sem = u.std(ddof=1) / math.sqrt(trials)
+        assert abs(u.mean() - exact) < 5 * sem + 1e-12, (s, u.mean(), exact, sem)

@@ -109,3 +109,14 @@ def test_cli_sample(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(set(x) <= {"0", "1"} and len(x) == 21 for x in lines)
     assert main(["treegen", "sample", "21", "3"]) == 2
     assert "at most 7 nodes" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n,h,samples", [(25, 6, 400000), (25, 7, 1500000)])
+def test_uniform_chi_square_larger(n: int, h: int, samples: int) -> None:
+    trees = all_trees(n, h)
+    counts = Counter(sample_preorders(n, h, samples, seed=7))
+    assert set(counts) <= set(trees)
+    observed = np.array([counts[t] for t in trees])
+    p = chisquare(observed, np.full(len(trees), samples / len(trees))).pvalue
+    assert p > 1e-4, (n, h, p)
