@@ -12,15 +12,14 @@ from scipy.stats import chisquare
 from revec.cli import main
 from revec.errors import RevecError
 from revec.treegen.reference import all_trees, children_table
-from revec.treegen.sampler import (
+from revec.treegen.sampler import sample_preorders, tables_for
+from revec.treegen.splits import (
     AT_MOST,
     GREEN,
     SMALL,
     choose_split,
     choose_split_small,
     position_range,
-    sample_preorders,
-    tables_for,
 )
 
 
