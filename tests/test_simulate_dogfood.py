@@ -4,6 +4,7 @@ equals the simulator's on it."""
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from pathlib import Path
 
@@ -21,7 +22,7 @@ SEED = 77
 TRIALS = 3
 
 
-def run(args: tuple[int, ...], variant: str, **kw: int) -> object:
+def run(args: tuple[int, ...], variant: str, **kw: int | str) -> object:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # uint64 wraparound in plain Python
         return api.run_program(TREEBUILD, "treebuild", args, variant=variant, **kw)
@@ -42,13 +43,14 @@ def _settings(switch: str) -> list[Setting]:
             Setting("reexp", 32, 8, 8, switch)]
 
 
-def _compare(n: int, h: int, switch: str) -> None:
+def _compare(n: int, h: int, switch: str, backend: str = "numba") -> None:
     settings = _settings(switch)
     sim = simulate(n, h, settings, trials=TRIALS, seed=SEED, workers=1)
     for t, state in enumerate(root_states(SEED, range(TRIALS))):
         for k, s in enumerate(settings):
             res = run(((n - 1) // 2, h, 1, state), s.strategy, block_size=s.block_size,
-                      reexp_threshold=s.reexp_threshold, simd_width=s.simd_width)
+                      reexp_threshold=s.reexp_threshold, simd_width=s.simd_width,
+                      backend=backend)
             assert res.reducers["nodes"] == n
             assert res.stats.utilization == sim.utilization(k)[t], (t, s)
             assert res.stats.blocks == sim.blocks(k)[t], (t, s)
@@ -66,3 +68,10 @@ def test_utilization_as_design(n: int, h: int) -> None:
 @pytest.mark.parametrize("n,h", CASES)
 def test_utilization_as_the_runtime_reads_the_switch(n: int, h: int) -> None:
     _compare(n, h, "split")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="the C back end needs gcc")
+def test_utilization_c_back_end() -> None:
+    if "c" not in getattr(api, "BACKENDS", ()):
+        pytest.skip("the C back end is not available")
+    _compare(*CASES[0], "split", backend="c")
