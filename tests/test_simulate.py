@@ -34,6 +34,7 @@ def test_kernel_equals_reference(n: int, h: int) -> None:
             b, r, p, _ = s.row()
             vec, lanes, wide, sizes = schedule_counts(tree, b, r, p, s.switch)
             assert tuple(res.raw[t, k, :4]) == (vec, lanes, wide, len(sizes)), (t, s)
+            assert res.max_block(k)[t] == max(sizes)
 
 
 @pytest.mark.parametrize("n,h", [(15, 5), (21, 6)])

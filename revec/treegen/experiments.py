@@ -98,6 +98,9 @@ def run_all(trials: int, seed: int = 2019, scheduler: str | None = None,
                       "occupancy": _summ(r.occupancy[:, i]),
                       "wide_share": _summ(r.wide_share[:, i])}
             for i, x in enumerate(ds)}
+        widest = r.max_block[:, 0]  # setting 0 is bfs: its largest block is the widest level
+        out["depths"][str(d)]["widest level"] = {"mean": float(widest.mean()),
+                                                 "max": int(widest.max())}
     for d in KEY_DEPTHS:
         r = results[k]
         k += 1

@@ -204,13 +204,15 @@ def markdown(res: dict[str, Any]) -> str:
 
     a("## Fig. 19: utilization vs depth\n")
     a("![](fig19_depth.png)\n")
-    a("| depth | bfs | blocked | re-exp R=P | R=B/2 | R=3B/4 | R=B |")
-    a("|---:|---:|---:|---:|---:|---:|---:|")
+    a("| depth | bfs | blocked | re-exp R=P | R=B/2 | R=3B/4 | R=B | widest level (mean, max) |")
+    a("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for d in depths:
         row = D[str(d)]
+        wl = row.get("widest level")
+        wtxt = f"{wl['mean']:.0f}, {wl['max']}" if wl else "-"
         a(f"| {d} | " + " | ".join(f"{row[k]['utilization']['mean']:.3f}" for k in (
             "bfs", "blocked", "reexp R=P", "reexp R=B/2", "reexp R=3B/4", "reexp R=B"))
-          + " |")
+          + f" | {wtxt} |")
     lo_p = min(D[str(d)]["reexp R=P"]["utilization"]["mean"] for d in depths)
     lo_b = min(D[str(d)]["reexp R=B"]["utilization"]["mean"] for d in depths)
     a(f"\nPaper: re-expansion stays above 50% for depths 14-150. Ours: the minimum over "
@@ -255,6 +257,14 @@ def markdown(res: dict[str, Any]) -> str:
           f"{_fmt_b(block_size_needed(K[str(d)], tp))} | {tb:.3f} | "
           f"{_fmt_b(block_size_needed(K[str(d)], tb))} |")
     a("")
+    wl = {d: D[str(d)].get("widest level") for d in KEY_DEPTHS}
+    if all(wl.values()):
+        a("A blocked schedule whose B exceeds the widest level never leaves bfs mode and "
+          "equals bfs; the widest level of these trees holds on average " + ", ".join(
+              f"{wl[d]['mean']:.0f} (depth {d})" for d in KEY_DEPTHS) + " threads (at most "
+          + ", ".join(f"{wl[d]['max']}" for d in KEY_DEPTHS) + "). So with these trees and "
+          "rules no B near the paper's 1,750-2,000 can be needed at depths 52-100; the "
+          "paper's blocked schedule or trees must differ (docs/treegen.md).\n")
 
     a("## Fig. 22: utilization vs B/P (P = 16)\n")
     a("![](fig22_block_over_p.png)\n")

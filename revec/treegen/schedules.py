@@ -32,7 +32,8 @@ LANES = 1  # sum of ceil(b / P) * P: lanes issued, full or not
 WIDE = 2  # threads in blocks of at least P threads
 BLOCKS = 3  # executed blocks
 REEXP = 4  # child blocks re-expanded (run in bfs mode from blocked mode)
-RESULT_COLS = 5
+MAXBLOCK = 5  # largest executed block (for bfs: the widest level)
+RESULT_COLS = 6
 
 
 SWITCH_READINGS = ("whole", "split")
@@ -70,6 +71,7 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
     wide = 0
     blocks = 0
     reexp = 0
+    maxb = 0
     if B > n:
         # never leaves bfs mode: the blocks are the levels
         for d in range(levels):
@@ -79,11 +81,13 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
             if b >= P:
                 wide += b
             blocks += 1
+            maxb = max(maxb, b)
         out[VEC] = vec
         out[LANES] = lanes
         out[WIDE] = wide
         out[BLOCKS] = blocks
         out[REEXP] = 0
+        out[MAXBLOCK] = maxb
         return
     arena[0] = 0
     sp = 0
@@ -100,6 +104,7 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
         if b >= P:
             wide += b
         blocks += 1
+        maxb = max(maxb, b)
         c = 0
         for t in range(off, off + b):
             f = first_child[arena[t]]
@@ -143,3 +148,4 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
     out[WIDE] = wide
     out[BLOCKS] = blocks
     out[REEXP] = reexp
+    out[MAXBLOCK] = maxb

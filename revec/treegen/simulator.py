@@ -22,6 +22,7 @@ from revec.treegen.sampler import Tables, sample_tree, tables_for
 from revec.treegen.schedules import (
     BLOCKS,
     LANES,
+    MAXBLOCK,
     REEXP,
     RESULT_COLS,
     STRATEGY_NAMES,
@@ -125,6 +126,10 @@ class SimulationResult:
 
     def blocks(self, k: int) -> np.ndarray:
         return self.raw[:, k, BLOCKS]
+
+    def max_block(self, k: int) -> np.ndarray:
+        """Per-trial largest executed block (for bfs: the widest level)."""
+        return self.raw[:, k, MAXBLOCK]
 
     def reexpansions(self, k: int) -> np.ndarray:
         return self.raw[:, k, REEXP]

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from revec.errors import RevecError
-from revec.treegen.schedules import LANES, VEC, WIDE
+from revec.treegen.schedules import LANES, MAXBLOCK, VEC, WIDE
 from revec.treegen.simulator import (
     Setting,
     check_setting,
@@ -44,6 +44,7 @@ class PointResult:
     utilization: np.ndarray  # (trials, settings)
     occupancy: np.ndarray
     wide_share: np.ndarray
+    max_block: np.ndarray  # largest executed block per trial and setting
     extra: dict[str, Any] = field(default_factory=dict)
 
     def mean(self, k: int) -> float:
@@ -55,11 +56,13 @@ class PointResult:
 
 
 def _range_task(n: int, h: int, seed: int, first: int, count: int,
-                settings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                settings: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     from revec.treegen.sampler import tables_for
 
     raw = run_range(tables_for(n, h), n, h, seed, first, count, settings)
-    return (raw[:, :, VEC] / n, n / raw[:, :, LANES], raw[:, :, WIDE] / n)
+    return (raw[:, :, VEC] / n, n / raw[:, :, LANES], raw[:, :, WIDE] / n,
+            raw[:, :, MAXBLOCK].copy())
 
 
 @contextmanager
@@ -107,6 +110,7 @@ def run_sweep(points: Sequence[Point], chunk: int = 1024, scheduler: str | None 
     out_u = [np.zeros((p.trials, len(p.settings))) for p in points]
     out_o = [np.zeros((p.trials, len(p.settings))) for p in points]
     out_w = [np.zeros((p.trials, len(p.settings))) for p in points]
+    out_m = [np.zeros((p.trials, len(p.settings)), np.int64) for p in points]
     with dask_client(scheduler, workers) as client:
         futures = {}
         for i, p in enumerate(points):
@@ -123,15 +127,17 @@ def run_sweep(points: Sequence[Point], chunk: int = 1024, scheduler: str | None 
             bar = tqdm(total=sum(p.trials for p in points), unit="trial", leave=False)
         for f in as_completed(list(futures)):
             i, first, cnt = futures.pop(f)
-            u, o, w = f.result()
+            u, o, w, mb = f.result()
             out_u[i][first:first + cnt] = u
             out_o[i][first:first + cnt] = o
             out_w[i][first:first + cnt] = w
+            out_m[i][first:first + cnt] = mb
             if bar is not None:
                 bar.update(cnt)
         if bar is not None:
             bar.close()
-    return [PointResult(p, out_u[i], out_o[i], out_w[i]) for i, p in enumerate(points)]
+    return [PointResult(p, out_u[i], out_o[i], out_w[i], out_m[i])
+            for i, p in enumerate(points)]
 
 
 SWEEP_KEYS = ("nodes", "height", "simd-width", "block-size", "reexp-threshold")
