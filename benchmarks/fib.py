@@ -12,7 +12,7 @@ count = Reducer(np.int64, "sum")
 
 
 @task
-def fib(n: np.int32 = 25):
+def fib(n: np.int8 = 25):
     if n < 2:
         reduce(count, n)
     else:

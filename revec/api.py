@@ -17,6 +17,7 @@ import numpy as np
 from revec import ir
 from revec.errors import RevecError
 from revec.frontend import arg_value, load_program
+from revec.runtime.memory import default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
 from revec.transforms.schedule import STRATEGIES, Schedule
@@ -84,8 +85,21 @@ def root_args(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
     return tuple(out)
 
 
+COMPACTIONS = ("table", "scalar")
+
+
 @functools.lru_cache(maxsize=64)
-def compiled_task(program: ir.Program, task: str, backend: str) -> Any:
+def compiled_task(program: ir.Program, task: str, backend: str,
+                  compaction: str | None = None) -> Any:
+    """The compiled module of a task.  ``compaction`` picks the block split of the C
+    back end: ``table`` (the default: table-driven vector compaction) or ``scalar``
+    (the branch-free scalar loop, for comparisons such as the paper's Fig. 16); the
+    numba back end has the scalar split only."""
+    if compaction is not None and compaction not in COMPACTIONS:
+        raise RevecError(f"unknown compaction {compaction!r}; expected one of {COMPACTIONS}")
+    if backend == "numba" and compaction == "table":
+        raise RevecError("the numba back end has no table-driven split yet; "
+                         "use --backend c or compaction='scalar'")
     if backend == "numba":
         from revec.backends.numba_runner import NumbaTask
 
@@ -96,24 +110,29 @@ def compiled_task(program: ir.Program, task: str, backend: str) -> Any:
         except ModuleNotFoundError:
             raise RevecError("the C back end is not available yet; use --backend numba"
                              ) from None
-        return CTask(program, task)
+        return CTask(program, task, compaction or "table")
     raise RevecError(f"unknown back end {backend!r}; expected one of {BACKENDS}")
 
 
 def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = (), *,
                 variant: str = "reexp", backend: str = "numba",
                 block_size: int | None = None, reexp_threshold: int | None = None,
-                simd_width: int | None = None) -> RunResult:
+                simd_width: int | None = None, max_memory: int | None = None,
+                compaction: str | None = None) -> RunResult:
+    """Run a task program.  ``max_memory``: bytes of thread frames the run may hold
+    (default: half of the machine's memory; 0: no limit); a run that would need more
+    stops with :class:`revec.runtime.memory.MemoryBudgetError`."""
     program = get_program(path)
     return run_loaded(program, task, args, variant=variant, backend=backend,
                       block_size=block_size, reexp_threshold=reexp_threshold,
-                      simd_width=simd_width)
+                      simd_width=simd_width, max_memory=max_memory, compaction=compaction)
 
 
 def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any] = (), *,
                variant: str = "reexp", backend: str = "numba",
                block_size: int | None = None, reexp_threshold: int | None = None,
-               simd_width: int | None = None) -> RunResult:
+               simd_width: int | None = None, max_memory: int | None = None,
+               compaction: str | None = None) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     rargs = root_args(program, task, args)
@@ -121,6 +140,9 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
         reducers, stats = run_sequential(program, task, rargs)
         return RunResult(task, rargs, variant, "python", None, reducers, stats)
     schedule = Schedule.make(variant, block_size, reexp_threshold, simd_width)
-    runner = compiled_task(program, task, backend)
-    reducers, stats = runner.run(rargs, schedule)
+    runner = compiled_task(program, task, backend, compaction)
+    budget = default_budget() if max_memory is None else max_memory
+    if budget < 0:
+        raise RevecError(f"max_memory must not be negative, got {budget}")
+    reducers, stats = runner.run(rargs, schedule, budget)
     return RunResult(task, rargs, variant, backend, schedule, reducers, stats)

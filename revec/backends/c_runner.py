@@ -11,6 +11,8 @@ import numpy as np
 from revec import ir
 from revec.backends.c_codegen import CDEF, generate_c_module
 from revec.backends.cbuild import load_c_module
+from revec.errors import RevecError
+from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.transforms.schedule import Schedule
 
@@ -19,16 +21,20 @@ from revec.transforms.schedule import Schedule
 C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
 L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
 VEC, BLOCKS, PEAK = 3, 4, 6
+RC_NOMEM, RC_BUDGET = 2, 3  # revec_run's failure codes (c_codegen.RUNTIME_PRELUDE)
 
 
 class CTask:
-    def __init__(self, program: ir.Program, task: str) -> None:
+    def __init__(self, program: ir.Program, task: str, compaction: str = "table") -> None:
         self.program = program
         self.task = program.tasks[task]
         self.source = generate_c_module(program, task)
+        flags = list(C_FLAGS)
+        if compaction == "scalar":
+            flags.append("-DRV_SCALAR_SPLIT")  # the kernel's branch-free scalar split
         t0 = time.perf_counter()
         self.ffi, self.lib = load_c_module(f"{Path(program.path).stem}_{task}", CDEF,
-                                           self.source, extra_compile_args=list(C_FLAGS),
+                                           self.source, extra_compile_args=flags,
                                            libraries=["m"])
         self.compile_seconds = time.perf_counter() - t0
         self._arrays = [np.ascontiguousarray(program.arrays[a]) for a in sorted(program.arrays)]
@@ -54,18 +60,26 @@ class CTask:
         return {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
                 for i, r in enumerate(reducers)}
 
-    def run(self, args: tuple[Any, ...], schedule: Schedule) -> tuple[dict[str, Any], RunStats]:
+    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0
+            ) -> tuple[dict[str, Any], RunStats]:
+        """Run one schedule; ``max_memory`` bounds the bytes of thread frames (0: none)."""
         ffi = self.ffi
         accs, reducers = self._accs()
         lv_out = ffi.new("double **")
         nlv = ffi.new("int64_t *")
         st = np.zeros(12, np.int64)
         t0 = time.perf_counter()
-        self.lib.revec_run(self._root(args), schedule.block_size, schedule.reexp_threshold,
-                           schedule.simd_width, self._array_ptrs,
-                           ffi.from_buffer("char[]", accs),
-                           lv_out, nlv, ffi.cast("int64_t *", st.ctypes.data))
+        rc = self.lib.revec_run(self._root(args), schedule.block_size,
+                                schedule.reexp_threshold, schedule.simd_width,
+                                self._array_ptrs, ffi.from_buffer("char[]", accs), lv_out, nlv,
+                                ffi.cast("int64_t *", st.ctypes.data), max_memory)
         seconds = time.perf_counter() - t0
+        if rc == RC_BUDGET:
+            raise MemoryBudgetError(max_memory)
+        if rc == RC_NOMEM:
+            raise RevecError("out of memory: the C back end could not allocate its thread "
+                             "blocks; use a smaller --block-size or the blocked / reexp "
+                             "variant")
         n = int(nlv[0])
         lv = np.frombuffer(ffi.buffer(lv_out[0], n * 5 * 8), np.float64).reshape(n, 5).copy()
         self.lib.revec_free(lv_out[0])

@@ -18,7 +18,9 @@ from revec import ir
 from revec.backends.numba_codegen import generate_numba_module
 from revec.cli.common import write_atomic
 from revec.runtime import numba_scheduler as S
+from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
+from revec.transforms.blocking import to_block_program
 from revec.transforms.schedule import Schedule
 
 
@@ -61,10 +63,16 @@ class NumbaTask:
         self.consts = typed.List(
             [np.ascontiguousarray(program.arrays[a]).reshape(-1).view(np.uint8).copy()
              for a in sorted(program.arrays)] or [np.zeros(8, np.uint8)])
-        self.itemsizes = np.array([p.ty.dtype.itemsize for p in self.task.params], np.int64)
+        # invariant parameters are read from the root's slot only: width 0 tells the
+        # driver not to grow, scratch or move their columns
+        invariant = to_block_program(program, task).invariant
+        self.itemsizes = np.array([0 if p.name in invariant else p.ty.dtype.itemsize
+                                   for p in self.task.params], np.int64)
         self.static_k = -1 if self.task.max_spawns is None else int(self.task.max_spawns)
 
-    def run(self, args: tuple[Any, ...], schedule: Schedule) -> tuple[dict[str, Any], RunStats]:
+    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0
+            ) -> tuple[dict[str, Any], RunStats]:
+        """Run one schedule; ``max_memory`` bounds the bytes of thread frames (0: none)."""
         cols = typed.List()
         for p, a in zip(self.task.params, args):
             col = np.zeros(1024, p.ty.dtype)
@@ -78,13 +86,15 @@ class NumbaTask:
         for i, r in enumerate(reducers):
             accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
         ints = typed.List([np.zeros(max(self.static_k, 4), np.int64),
-                           np.empty(1, np.int64), np.empty(1, np.int64),
+                           np.array([max_memory, 0], np.int64), np.empty(1, np.int64),
                            np.zeros(8, np.int64)])
         t0 = time.perf_counter()
         lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs, ints,
                              self.static_k, schedule.block_size, schedule.reexp_threshold,
                              schedule.simd_width)
         seconds = time.perf_counter() - t0
+        if ints[1][1] != 0:
+            raise MemoryBudgetError(max_memory)
         values = {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
                   for i, r in enumerate(reducers)}
         tasks = lv[:, S.L_TASKS].astype(np.int64)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from revec import ir
+from revec.transforms.blocking import contains_return, contains_spawn
 
 BIN_SYMBOL = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "**": "**",
               "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^"}
@@ -99,34 +100,6 @@ class ExprEmitter:
                     text = f"np.{f}({parts[0]})"
                 return text if ty.weak else cast(text, ty, ty)
         raise AssertionError(f"unhandled IR expression {type(e).__name__}")
-
-
-def contains_spawn(stmts: tuple[ir.Stmt, ...]) -> bool:
-    for s in stmts:
-        match s:
-            case ir.Spawn():
-                return True
-            case ir.If(then=a, orelse=b):
-                if contains_spawn(a) or contains_spawn(b):
-                    return True
-            case ir.For(body=body) | ir.While(body=body):
-                if contains_spawn(body):
-                    return True
-    return False
-
-
-def contains_return(stmts: tuple[ir.Stmt, ...]) -> bool:
-    for s in stmts:
-        match s:
-            case ir.Return():
-                return True
-            case ir.If(then=a, orelse=b):
-                if contains_return(a) or contains_return(b):
-                    return True
-            case ir.For(body=body) | ir.While(body=body):
-                if contains_return(body):
-                    return True
-    return False
 
 
 class StmtEmitter:

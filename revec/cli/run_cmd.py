@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from revec.api import BACKENDS, VARIANTS, run_program
+from revec.api import BACKENDS, COMPACTIONS, VARIANTS, run_program
 from revec.cli.common import print_json
 from revec.errors import RevecError
+from revec.runtime.memory import parse_size
 
 
 def positive(text: str) -> int:
@@ -29,6 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--block-size", type=positive, default=None, metavar="B")
     p.add_argument("--reexp-threshold", type=positive, default=None, metavar="R")
     p.add_argument("--simd-width", type=positive, default=None, metavar="P")
+    p.add_argument("--max-memory", default=None, metavar="SIZE",
+                   help="memory budget for thread frames, e.g. 8G or 512M (default: half of "
+                        "the machine's memory; 0: no limit); a run over it stops with a "
+                        "message")
+    p.add_argument("--compaction", choices=COMPACTIONS, default=None,
+                   help="the C back end's block split: table-driven vector compaction "
+                        "(default) or the scalar branch-free loop")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -40,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
         raise RevecError("--simd-width must be at least 1")
     result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
                          backend=args.backend, block_size=args.block_size,
-                         reexp_threshold=args.reexp_threshold, simd_width=args.simd_width)
+                         reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
+                         max_memory=None if args.max_memory is None
+                         else parse_size(args.max_memory),
+                         compaction=args.compaction)
     if args.json:
         print_json(result.to_json())
         return 0

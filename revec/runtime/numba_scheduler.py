@@ -211,6 +211,23 @@ def _ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
+    """Would ``frames`` child frames (plus the scratch columns) exceed the budget
+    ``ints[1][0]`` bytes (0: none)?  Then flag it in ``ints[1][1]``."""
+    budget = ints[1][0]
+    if budget <= 0:
+        return False
+    ncols = itemsizes.size
+    scratch = 0
+    for c in range(ncols, 3 * ncols):
+        scratch += cols[c].size
+    if frames * itemsizes.sum() + scratch > budget:
+        ints[1][1] = 1
+        return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def _move_down(col, w, dst, src, count):  # type: ignore[no-untyped-def]
     """Copy ``count`` elements of width ``w`` bytes from ``src`` down to ``dst`` < ``src``
     (a forward copy), in the column's own element width so the loop is word-wide."""
@@ -252,6 +269,8 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
             _ensure_bytes(cols, ncols + c, n * itemsizes[c])
             _ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
         if static_k >= 0:
+            if _over_budget(ints, cols, itemsizes, out_base + static_k * n):
+                break
             for c in range(ncols):
                 _ensure_bytes(cols, c, (out_base + static_k * n) * itemsizes[c])
         kcnt = ints[0]
@@ -270,9 +289,13 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
                 grown = np.zeros(need, np.int64)
                 grown[: kcnt.size] = kcnt
                 ints[0] = grown
+            if _over_budget(ints, cols, itemsizes, out_base + need * n):
+                break
             for c in range(ncols):
                 _ensure_bytes(cols, c, (out_base + need * n) * itemsizes[c])
             start = meta[M_RESUME]
+        if ints[1][1] != 0:
+            break  # over the memory budget: the caller raises
         account(lv, st, n, nb, P)
         kcnt = ints[0]
         if st[P_MODE] == 0:

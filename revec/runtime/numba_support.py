@@ -36,7 +36,8 @@ M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED = range(6)
 # cols:   the SoA frame columns as bytes (the kernel replaces one to grow it)
 # consts: the module-level arrays the program reads, as bytes
 # accs:   one 8-byte slot per reducer
-# ints:   [kcnt (children per spawn index), idx_b, idx_i (split scratch), meta]
+# ints:   [kcnt (children per spawn index), [memory budget in bytes (0: none), over-budget
+#         flag] (the driver's), unused, meta]
 # start:  0 for a new block; j + 1 to resume the inductive threads at j after the driver
 #         made room for more child blocks (meta: nb, ni, kused, status, resume, need)
 BYTES = types.uint8[::1]

@@ -44,9 +44,142 @@ class BlockProgram:
     inductive: tuple[ir.Stmt, ...]  # run for the inductive threads; Spawn = push child
     max_spawns: int | None  # static bound of child blocks, None = grown at run time
     reducers: tuple[ir.ReducerDecl, ...]
+    # parameters every spawn passes on unchanged: equal to the root's value in every
+    # thread of the tree, so a back end may hold them once instead of one per thread
+    invariant: frozenset[str] = frozenset()
+
+    @property
+    def columns(self) -> tuple[ir.Param, ...]:
+        """The fields that vary between threads (the SoA columns a back end stores)."""
+        return tuple(p for p in self.fields if p.name not in self.invariant)
 
 
 def to_block_program(program: ir.Program, task: str) -> BlockProgram:
     t = program.tasks[task]
     return BlockProgram(t, t.params, t.is_base, t.base, t.inductive, t.max_spawns,
-                        tuple(program.reducers.values()))
+                        tuple(program.reducers.values()), invariant_params(t))
+
+
+def invariant_params(t: ir.TaskDef) -> frozenset[str]:
+    """Parameters that no statement assigns and that every spawn passes as themselves
+    (``spawn(f, n, row + 1)``: ``n``).  By induction from the root, every thread of the
+    tree holds the root's value in them."""
+    assigned = assigned_names(t.base) | assigned_names(t.inductive)
+    spawns = list(spawn_stmts(t.inductive))
+    out = set()
+    for i, p in enumerate(t.params):
+        if p.name in assigned:
+            continue
+        if all(isinstance(s.args[i], ir.Var) and s.args[i].name == p.name for s in spawns):
+            out.add(p.name)
+    return frozenset(out)
+
+
+def spawn_stmts(stmts: tuple[ir.Stmt, ...]):  # type: ignore[no-untyped-def]
+    """Every ``spawn`` statement, however deeply nested."""
+    for s in stmts:
+        match s:
+            case ir.Spawn():
+                yield s
+            case ir.If(then=a, orelse=b):
+                yield from spawn_stmts(a)
+                yield from spawn_stmts(b)
+            case ir.For(body=body) | ir.While(body=body):
+                yield from spawn_stmts(body)
+
+
+def assigned_names(stmts: tuple[ir.Stmt, ...]) -> set[str]:
+    """Names any statement (however nested) assigns: targets, unpack targets, loop vars."""
+    out: set[str] = set()
+    for s in stmts:
+        match s:
+            case ir.Assign(target=name):
+                out.add(name)
+            case ir.Unpack(targets=names):
+                out.update(names)
+            case ir.If(then=a, orelse=b):
+                out |= assigned_names(a) | assigned_names(b)
+            case ir.For(var=v, body=body):
+                out.add(v)
+                out |= assigned_names(body)
+            case ir.While(body=body):
+                out |= assigned_names(body)
+    return out
+
+
+# ---------------------------------------------------------------- IR analyses the back ends share
+def contains_spawn(stmts: tuple[ir.Stmt, ...]) -> bool:
+    for s in stmts:
+        match s:
+            case ir.Spawn():
+                return True
+            case ir.If(then=a, orelse=b):
+                if contains_spawn(a) or contains_spawn(b):
+                    return True
+            case ir.For(body=body) | ir.While(body=body):
+                if contains_spawn(body):
+                    return True
+    return False
+
+
+def contains_return(stmts: tuple[ir.Stmt, ...]) -> bool:
+    for s in stmts:
+        match s:
+            case ir.Return():
+                return True
+            case ir.If(then=a, orelse=b):
+                if contains_return(a) or contains_return(b):
+                    return True
+            case ir.For(body=body) | ir.While(body=body):
+                if contains_return(body):
+                    return True
+    return False
+
+
+def straight_spawns(stmts: tuple[ir.Stmt, ...]) -> bool:
+    """True when every inductive thread executes every spawn: spawns only at the top
+    level and no thread ``return``.  Then spawn k of inductive thread j goes to the fixed
+    slot ``j`` of child block ``k`` and no per-index counters are needed."""
+    for st in stmts:
+        match st:
+            case ir.Spawn():
+                pass
+            case ir.Return():
+                return False
+            case ir.If(then=a, orelse=b):
+                if contains_spawn(a) or contains_spawn(b) or contains_return(a) or contains_return(b):
+                    return False
+            case ir.For(body=body) | ir.While(body=body):
+                if contains_spawn(body) or contains_return(body):
+                    return False
+    return True
+
+
+def strip_final_return(stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+    while stmts and isinstance(stmts[-1], ir.Return):
+        stmts = stmts[:-1]
+    return stmts
+
+
+def used_vars(node: ir.Expr | ir.Stmt | tuple[ir.Stmt, ...]) -> set[str]:
+    """Names of the variables an expression or statements read (or write)."""
+    out: set[str] = set()
+
+    def walk(x: object) -> None:
+        if isinstance(x, ir.Var):
+            out.add(x.name)
+        if isinstance(x, ir.Assign):
+            out.add(x.target)
+        if isinstance(x, (ir.Expr, ir.Stmt)):
+            for v in vars(x).values():
+                if isinstance(v, (ir.Expr, ir.Stmt)):
+                    walk(v)
+                elif isinstance(v, tuple):
+                    for y in v:
+                        walk(y)
+        elif isinstance(x, tuple):
+            for y in x:
+                walk(y)
+
+    walk(node)
+    return out
