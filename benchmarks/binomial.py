@@ -12,7 +12,7 @@ count = Reducer(np.int64, "sum")
 
 
 @task
-def binomial(n: np.int32 = 22, k: np.int32 = 9):
+def binomial(n: np.int8 = 22, k: np.int8 = 9):
     if k == 0 or k == n:
         reduce(count, 1)
     else:

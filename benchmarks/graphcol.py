@@ -36,7 +36,7 @@ colourings = Reducer(np.int64, "sum")
 
 
 @task
-def graphcol(n: np.int32 = 24, v: np.int32 = 0, red: np.uint64 = 0, green: np.uint64 = 0,
+def graphcol(n: np.int32 = 24, v: np.int8 = 0, red: np.uint64 = 0, green: np.uint64 = 0,
              blue: np.uint64 = 0):
     if v == n:
         reduce(colourings, 1)

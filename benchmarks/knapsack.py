@@ -39,7 +39,7 @@ best = Reducer(np.int64, "max")
 
 
 @task
-def knapsack(example: np.int32 = 3, n: np.int32 = 16, i: np.int32 = 0, weight: np.int32 = 0,
+def knapsack(example: np.int32 = 3, n: np.int32 = 16, i: np.int8 = 0, weight: np.int32 = 0,
              value: np.int32 = 0):
     if i == n:
         if weight <= CAPACITY[example - 1]:

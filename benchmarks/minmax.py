@@ -35,7 +35,7 @@ def has_line(b: np.uint32) -> np.bool_:
 
 
 @task
-def minmax(x: np.uint32 = 0x60, o: np.uint32 = 0x600, x_moves: np.bool_ = True):
+def minmax(x: np.uint16 = 0x60, o: np.uint16 = 0x600, x_moves: np.bool_ = True):
     if has_line(o if x_moves else x) or (x | o) == FULL:
         if has_line(o if x_moves else x):
             if x_moves:
@@ -45,9 +45,9 @@ def minmax(x: np.uint32 = 0x60, o: np.uint32 = 0x600, x_moves: np.bool_ = True):
         else:
             reduce(draws, 1)
     else:
-        empty = ~(x | o) & np.uint32(FULL)
+        empty = ~(x | o) & np.uint16(FULL)
         while empty != 0:
-            bit = empty & (~empty + np.uint32(1))  # lowest empty cell
+            bit = empty & (~empty + np.uint16(1))  # lowest empty cell
             empty = empty ^ bit
             if x_moves:
                 spawn(minmax, x | bit, o, False)

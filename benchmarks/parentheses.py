@@ -13,7 +13,7 @@ count = Reducer(np.int64, "sum")
 
 
 @task
-def parentheses(n: np.int32 = 12, opened: np.int32 = 0, closed: np.int32 = 0):
+def parentheses(n: np.int8 = 12, opened: np.int8 = 0, closed: np.int8 = 0):
     if closed == n:
         reduce(count, 1)
     else:

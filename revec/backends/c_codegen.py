@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from revec import ir
+from revec.backends import c_lanes
 from revec.backends.cexpr import C_PRELUDE, CExprEmitter, cast, ctype
 from revec.errors import RevecError
 from revec.lib import LIBRARY
@@ -183,8 +184,8 @@ class CModuleGen:
         """One block: the split (table-driven compaction, 32 threads per step), the base
         case over the base threads, the inductive case writing child block k for spawn k.
 
-        Child block k of a block with ni inductive threads starts at ``out_base + k * ni``
-        (each inductive thread makes at most one spawn of each index); the kernel reads
+        Child block k of a block with ni inductive threads starts at ``out_base + k * ns``,
+        ``ns = ni + RV_SLACK`` (each inductive thread makes at most one spawn of each index); the kernel reads
         the block only during the split, so in bfs mode the children may overwrite it."""
         t = self.t
         f = self.bp.columns  # the fields that vary between threads
@@ -192,7 +193,11 @@ class CModuleGen:
         base_used = used_vars(self.bp.base)
         ind_used = used_vars(self.bp.inductive)
         pred_used = used_vars(self.bp.is_base)
-        L = [f"static {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};" for p in f]
+        lanes = (not self.straight and not self.dynamic
+                 and c_lanes.eligible(strip_final_return(self.bp.inductive)))
+        # room after each child block for the 32-element stores of the lane steps
+        L = [f"#define RV_SLACK {c_lanes.LANES if lanes else 0}"]
+        L += [f"static {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};" for p in f]
         L += [f"static {ctype(p.ty)} u_{p.name};  /* invariant: the root's value */"
               for p in self.invariant]
         L += ["static int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc;", "",
@@ -272,7 +277,21 @@ class CModuleGen:
         if contains_return(self.bp.base):
             L.append("        next_thread_b: ;")
         L.append("    }")
-        L.append("    for (int64_t j = 0; j < ni; j++) {")
+        L.append("    /* inductive case */")
+        L.append("    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */")
+        if lanes:
+            L.append("    int64_t j0 = 0;")
+            code = c_lanes.LaneEmitter(
+                self.expr, f, self.bp.fields, self.bp.invariant, self.lane_reduce,
+                CStmts(self, "kernel").stmt).run(strip_final_return(self.bp.inductive),
+                                                  "        ")
+            loads = [f"{ctype(p.ty)} {var(p.name)} = qp_{p.name}[j];" for p in f
+                     if p.name in ind_used]
+            loads += [f"{ctype(ty)} {var(n)} = 0;" for n, ty in sorted(t.locals.items())]
+            L += c_lanes.chunk_loop(code, f, loads, "    ")
+            L.append("    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */")
+        else:
+            L.append("    for (int64_t j = 0; j < ni; j++) {")
         L.append("        int64_t si = 0;")
         L += [f"        {var(p.name)} = qp_{p.name}[j];" for p in f if p.name in ind_used]
         self.next_static = 0
@@ -285,9 +304,14 @@ class CModuleGen:
         text = "\n".join(L)
         # a return in the base case jumps to the base loop's own label
         if contains_return(self.bp.base):
-            head, sep, tail = text.partition("    for (int64_t j = 0; j < ni; j++) {")
+            head, sep, tail = text.partition("    /* inductive case */")
             text = head.replace("goto next_thread;", "goto next_thread_b;") + sep + tail
         return text
+
+    def lane_reduce(self, s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
+        if pc is None:
+            return self.reduce(s, ind, "la_")
+        return [f"{ind}if ({pc}) {{", *self.reduce(s, ind + "    ", "la_"), f"{ind}}}"]
 
     def frame_bytes(self) -> int:
         return sum(p.ty.dtype.itemsize for p in self.bp.columns)
@@ -297,9 +321,9 @@ class CModuleGen:
         lines = [f"{ind}{{"]
         if self.dynamic:
             lines += [f"{ind}    if (si >= kused) {{", f"{ind}        kused = si + 1;",
-                      f"{ind}        if (kused > kcap_alloc || out_base + kused * ni > "
+                      f"{ind}        if (kused > kcap_alloc || out_base + kused * ns > "
                       "cap_frames) {",
-                      f"{ind}            grow_children(out_base + 2 * kused * ni, 2 * kused);",
+                      f"{ind}            grow_children(out_base + 2 * kused * ns, 2 * kused);",
                       *[f"{ind}            p_{p.name} = c_{p.name};" for p in f],
                       f"{ind}            kc = kcnt;",
                       f"{ind}        }}",
@@ -311,10 +335,10 @@ class CModuleGen:
             # every inductive thread makes this spawn: fixed slot j of child block k
             k = self.next_static
             self.next_static += 1
-            lines.append(f"{ind}    int64_t _d = out_base + {k} * ni + j;")
+            lines.append(f"{ind}    int64_t _d = out_base + {k} * ns + j;")
             lines += [f"{ind}    p_{p.name}[_d] = _s{i};" for i, p in enumerate(f)]
             return lines + [f"{ind}}}"]
-        lines.append(f"{ind}    int64_t _d = out_base + si * ni + kc[si];")
+        lines.append(f"{ind}    int64_t _d = out_base + si * ns + kc[si];")
         lines += [f"{ind}    p_{p.name}[_d] = _s{i};" for i, p in enumerate(f)]
         lines += [f"{ind}    kc[si]++; si++;", f"{ind}}}"]
         return lines
@@ -525,11 +549,11 @@ static int run_schedule(int64_t static_k, int64_t B, int64_t R, int64_t P,
         }
         rv_keep[2] = lv = rv_grow(lv, &lcap, depth + 2, sizeof(*lv));
         grow_scratch(n);
-        if (static_k >= 0) grow_children(out_base + static_k * n, static_k);
+        if (static_k >= 0) grow_children(out_base + static_k * (n + RV_SLACK), static_k);
         memset(kcnt, 0, kcap_alloc * sizeof(int64_t));
         int64_t kused;
         int64_t nb = kernel(off, n, out_base, &kused);
-        int64_t ni = n - nb;  /* child block k starts at out_base + k * ni */
+        int64_t ni = n - nb + RV_SLACK;  /* child block k starts at out_base + k * ni */
         lv[depth][L_TASKS] += n; lv[depth][L_LEAVES] += nb;
         st[BLOCKS] += 1; st[VEC] += n / P * P;
         if (depth > st[MAXDEPTH]) st[MAXDEPTH] = depth;
