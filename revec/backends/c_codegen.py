@@ -114,6 +114,7 @@ class CModuleGen:
         self.dynamic = self.t.max_spawns is None
         self.straight = straight_spawns(strip_final_return(self.bp.inductive))
         self.next_static = 0
+        self.loop: c_lanes.LoopEmitter | None = None
         # parameters passed on unchanged by every spawn: one value for the whole tree
         self.invariant = [p for p in self.bp.fields if p.name in self.bp.invariant]
 
@@ -195,8 +196,13 @@ class CModuleGen:
         pred_used = used_vars(self.bp.is_base)
         lanes = (not self.straight and not self.dynamic
                  and c_lanes.eligible(strip_final_return(self.bp.inductive)))
+        shape = None if (self.straight or lanes) else c_lanes.spawn_loop(
+            strip_final_return(self.bp.inductive))
+        self.loop = None if shape is None else c_lanes.LoopEmitter(self, shape, f, self.dynamic)
         # room after each child block for the 32-element stores of the lane steps
-        L = [f"#define RV_SLACK {c_lanes.LANES if lanes else 0}"]
+        L = [f"#define RV_SLACK {c_lanes.LANES if lanes or shape else 0}"]
+        if self.loop is not None:
+            L += self.loop.globals()
         L += [f"static {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};" for p in f]
         L += [f"static {ctype(p.ty)} u_{p.name};  /* invariant: the root's value */"
               for p in self.invariant]
@@ -290,13 +296,16 @@ class CModuleGen:
             loads += [f"{ctype(ty)} {var(n)} = 0;" for n, ty in sorted(t.locals.items())]
             L += c_lanes.chunk_loop(code, f, loads, "    ")
             L.append("    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */")
+        elif self.loop is not None:
+            L += self.loop.emit(ind_used)
         else:
             L.append("    for (int64_t j = 0; j < ni; j++) {")
-        L.append("        int64_t si = 0;")
-        L += [f"        {var(p.name)} = qp_{p.name}[j];" for p in f if p.name in ind_used]
-        self.next_static = 0
-        L += CStmts(self, "kernel").block(self.bp.inductive, "        ")
-        L += ["        next_thread: ;", "        (void)si;", "    }"]
+        if self.loop is None:
+            L.append("        int64_t si = 0;")
+            L += [f"        {var(p.name)} = qp_{p.name}[j];" for p in f if p.name in ind_used]
+            self.next_static = 0
+            L += CStmts(self, "kernel").block(self.bp.inductive, "        ")
+            L += ["        next_thread: ;", "        (void)si;", "    }"]
         if self.straight:
             L.append(f"    for (int64_t k = 0; k < {t.max_spawns}; k++) kc[k] = ni;")
         L += [f"    acc_{r.name} = la_{r.name};" for r in self.bp.reducers]
@@ -400,6 +409,8 @@ class CModuleGen:
             L.append(f"    memcpy(accs + {8 * i}, &acc_{r.name}, sizeof(acc_{r.name}));")
         L.append("  done:")
         L += [f"    free(c_{p.name}); free(b_{p.name}); free(q_{p.name});" for p in f]
+        if self.loop is not None:
+            L += self.loop.free()
         L += ["    free(kcnt);", "    return rc;", "}", "",
               "void revec_free(void *p) { free(p); }"]
         return "\n".join(L)
