@@ -14,7 +14,7 @@ from revec.cli import main
 from revec.transforms.schedule import UNBOUNDED
 from revec.treegen.reference import exact_mean_utilization, schedule_counts
 from revec.treegen.sampler import sample_preorders
-from revec.treegen.schedules import RESULT_COLS, run_schedule
+from revec.treegen.schedules import RESULT_COLS, interior_counts, run_schedule
 from revec.treegen.simulator import Setting, named_settings, simulate
 
 SMALL_SETTINGS = [
@@ -27,10 +27,13 @@ SMALL_SETTINGS = [
 @pytest.mark.parametrize("n,h", [(31, 8), (63, 9), (101, 12)])
 def test_kernel_equals_reference(n: int, h: int) -> None:
     trials = 150
-    res = simulate(n, h, SMALL_SETTINGS, trials=trials, seed=11, workers=1)
+    # R <= 1 takes the kernel's shortcut for one-thread blocked-mode blocks; P = 1 too
+    settings = SMALL_SETTINGS + [Setting("blocked", 3, 0, 1), Setting("reexp", 4, 1, 1),
+                                 Setting("reexp", 2, 1, 2, "split")]
+    res = simulate(n, h, settings, trials=trials, seed=11, workers=1)
     trees = sample_preorders(n, h, trials, seed=11)
     for t, tree in enumerate(trees):
-        for k, s in enumerate(SMALL_SETTINGS):
+        for k, s in enumerate(settings):
             b, r, p, _ = s.row()
             vec, lanes, wide, sizes = schedule_counts(tree, b, r, p, s.switch)
             assert tuple(res.raw[t, k, :4]) == (vec, lanes, wide, len(sizes)), (t, s)
@@ -81,19 +84,28 @@ def test_deep_tree_runs_without_recursion() -> None:
     for d in range(depth):
         level_start[d] = 0 if d == 0 else 2 * d - 1
     level_start[depth] = n
-    work = [np.empty(n + 1, np.int64) for _ in range(5)]
+    work = [np.empty(n + 1, np.int64) for _ in range(3)]
     modes = np.empty(n + 1, np.int8)
     out = np.zeros(RESULT_COLS, np.int64)
+    interior = np.empty(n, np.int64)
+    interior_counts(first_child, n, interior)
+    assert interior[0] == depth - 1 and interior[n - 1] == 0
     for b, r in ((UNBOUNDED, 0), (4, 0), (4, 4)):
-        run_schedule(first_child, level_start, depth, n, b, r, 2, 0, work[0], work[1],
-                     work[2], work[3], work[4], modes, out)
+        run_schedule(first_child, level_start, depth, n, b, r, 2, 0, interior, work[0],
+                     work[1], work[2], modes, out)
         assert out[0] == n - 1  # blocks of 2 never reach B: bfs, 2 threads a level
         assert out[3] == depth
     # B = R = 2: blocked mode splits every 2-block into two 1-blocks, which re-expand
-    run_schedule(first_child, level_start, depth, n, 2, 2, 2, 0, work[0], work[1],
-                 work[2], work[3], work[4], modes, out)
+    run_schedule(first_child, level_start, depth, n, 2, 2, 2, 0, interior, work[0],
+                 work[1], work[2], modes, out)
     assert out[0] == 2 * ((depth - 1 + 1) // 2)
     assert out[3] == 1 + (depth - 1) // 2 * 3 + (depth - 1) % 2
+    # B = 2, R = 0: the level-1 block (2 threads) runs in blocked mode, then one-thread
+    # blocks all the way down (counted from the interior counts)
+    run_schedule(first_child, level_start, depth, n, 2, 0, 2, 0, interior, work[0],
+                 work[1], work[2], modes, out)
+    assert out[0] == 2 and out[1] == 2 * (n - 1) and out[2] == 2
+    assert out[3] == n - 1
 
 
 def test_cli_json_shape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,15 +57,35 @@ def thresholds(strategy: str, block_size: int, reexp_threshold: int) -> tuple[in
 
 
 @njit(cache=True, nogil=True)
+def interior_counts(first_child: np.ndarray, n: int, interior: np.ndarray) -> None:
+    """``interior[x]`` = number of interior nodes in x's subtree (children have larger
+    ids than their parent, as :func:`revec.treegen.sampler.sample_tree` numbers them;
+    the sampler's ``node_m`` holds the same counts)."""
+    for x in range(n - 1, -1, -1):
+        f = first_child[x]
+        interior[x] = 0 if f < 0 else 1 + interior[f] + interior[f + 1]
+
+
+@njit(cache=True, nogil=True)
 def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, n: int,
-                 B: int, R: int, P: int, split_switch: int, arena: np.ndarray, tmp0: np.ndarray, tmp1: np.ndarray,
-                 stk_off: np.ndarray, stk_len: np.ndarray, stk_mode: np.ndarray,
-                 out: np.ndarray) -> None:
+                 B: int, R: int, P: int, split_switch: int, interior: np.ndarray,
+                 arena: np.ndarray, stk_off: np.ndarray, stk_len: np.ndarray,
+                 stk_mode: np.ndarray, out: np.ndarray) -> None:
     """Execute the schedule (B, R) over the tree; ``out`` gets a result row.
-    Work arrays: ``arena``, ``tmp0``, ``tmp1``, the three stack arrays, each of
-    length >= n + 1; ``level_start`` as :func:`revec.treegen.sampler.sample_tree`
-    fills it (with ``levels`` levels).  ``split_switch`` selects the variant reading
-    of the bfs -> blocked switch (see :data:`SWITCH_READINGS`)."""
+    Work arrays: ``arena`` and the three stack arrays, each of length >= n + 1;
+    ``level_start`` as :func:`revec.treegen.sampler.sample_tree` fills it (with
+    ``levels`` levels).  ``split_switch`` selects the variant reading of the
+    bfs -> blocked switch (see :data:`SWITCH_READINGS`).  ``interior[x]`` is the number
+    of interior nodes in x's subtree (the sampler's ``node_m``, or
+    :func:`interior_counts`), read only when ``R <= 1``: a blocked-mode block of one
+    thread then never re-expands, so every block below it holds one thread (at most one
+    child per spawn index), and its subtree of s = 2 interior + 1 nodes is counted at
+    once as s blocks of one thread.
+
+    A block's children are written over the block itself in ``arena`` (its first
+    children compacted in place, then the second ones after them), so the blocks below
+    it on the stack, which lie below it in ``arena``, are never touched (the blocks on
+    the stack are packed from ``arena[0]`` and hold distinct nodes, so n slots suffice)."""
     vec = 0
     lanes = 0
     wide = 0
@@ -99,48 +119,67 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
         b = stk_len[sp]
         mode = stk_mode[sp]
         sp -= 1
-        vec += b // P * P
-        lanes += (b + P - 1) // P * P
-        if b >= P:
-            wide += b
+        if b == 1 and mode == 1 and R <= 1:
+            # a chain of one-thread blocks over the thread's subtree (see above)
+            sz = 2 * interior[arena[off]] + 1
+            blocks += sz
+            lanes += sz * P
+            if P <= 1:
+                vec += sz
+                wide += sz
+            if maxb < 1:
+                maxb = 1
+            continue
         blocks += 1
-        maxb = max(maxb, b)
+        # blocks are never empty: b >= 1
+        if b < P:
+            lanes += P
+        else:
+            full = b // P * P
+            vec += full
+            lanes += full if full == b else full + P
+            wide += b
+        if b > maxb:
+            maxb = b
+        # first children, compacted in place (write index <= read index), without a
+        # branch per thread (leaves and interior nodes alternate unpredictably)
         c = 0
         for t in range(off, off + b):
             f = first_child[arena[t]]
-            if f >= 0:
-                tmp0[c] = f
-                tmp1[c] = f + 1
-                c += 1
+            arena[off + c] = f
+            c += f >= 0
         if c == 0:
             continue
-        top = off
         if mode == 0 and split_switch != 0 and 2 * c >= B:
             # the variant reading (the runtime's, see docs/treegen.md): a next block of
             # B or more threads is not executed whole; its child blocks by spawn index
             # are, each in bfs mode if it holds fewer than R threads
             mode = 1
         if mode == 0:
+            # one next block: the first children, then the second ones
             for k in range(c):
-                arena[top + k] = tmp0[k]
-                arena[top + c + k] = tmp1[k]
+                arena[off + c + k] = arena[off + k] + 1
             sp += 1
-            stk_off[sp] = top
+            stk_off[sp] = off
             stk_len[sp] = 2 * c
             stk_mode[sp] = 0 if 2 * c < B else 1
         else:
-            # child block 1 is pushed first so that block 0 (and its subtree) runs first
+            # child block 1 (second children) is pushed first, at [off, off + c), so
+            # that block 0 (first children, at [off + c, off + 2c)) and its subtree run
+            # first
             for k in range(c):
-                arena[top + k] = tmp1[k]
-                arena[top + c + k] = tmp0[k]
+                f = arena[off + k]
+                arena[off + c + k] = f
+                arena[off + k] = f + 1
+            cm = 0 if c < R else 1
             sp += 1
-            stk_off[sp] = top
+            stk_off[sp] = off
             stk_len[sp] = c
-            stk_mode[sp] = 0 if c < R else 1
+            stk_mode[sp] = cm
             sp += 1
-            stk_off[sp] = top + c
+            stk_off[sp] = off + c
             stk_len[sp] = c
-            stk_mode[sp] = 0 if c < R else 1
+            stk_mode[sp] = cm
             if c < R:
                 reexp += 2
     out[VEC] = vec

@@ -74,7 +74,8 @@ def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e:
                    cum: np.ndarray, opt_t: np.ndarray, pos_t: np.ndarray, n: int, h: int,
                    seed: np.uint64, first_trial: int, trials: int, settings: np.ndarray,
                    out: np.ndarray) -> None:
-    """Trials ``first_trial ..`` (``trials`` of them); ``settings[k] = (B, R, P)``;
+    """Trials ``first_trial ..`` (``trials`` of them); ``settings[k] = (B, R, P,
+    switch)`` (:meth:`Setting.row`);
     ``out[t, k]`` receives schedule k's result row on trial t's tree and
     ``out[t, k, RESULT_COLS]`` the tree's number of levels."""
     first_child = np.empty(n, np.int32)
@@ -84,8 +85,6 @@ def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e:
     node_state = np.empty(n, np.uint64)
     level_start = np.empty(h + 2, np.int32)
     arena = np.empty(n + 1, np.int32)
-    tmp0 = np.empty(n + 1, np.int32)
-    tmp1 = np.empty(n + 1, np.int32)
     so = np.empty(n + 1, np.int32)
     sl = np.empty(n + 1, np.int32)
     sm = np.empty(n + 1, np.int8)
@@ -96,8 +95,8 @@ def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e:
         levels = sample_tree(la, le, start_a, start_e, cum, opt_t, pos_t, m_root, h, state,
                              first_child, node_m, node_h, node_kind, node_state, level_start)
         for k in range(settings.shape[0]):
-            run_schedule(first_child, level_start, levels, n, settings[k, 0], settings[k, 1], settings[k, 2],
-                         settings[k, 3], arena, tmp0, tmp1, so, sl, sm, row)
+            run_schedule(first_child, level_start, levels, n, settings[k, 0], settings[k, 1],
+                         settings[k, 2], settings[k, 3], node_m, arena, so, sl, sm, row)
             for c in range(RESULT_COLS):
                 out[t, k, c] = row[c]
             out[t, k, RESULT_COLS] = levels
