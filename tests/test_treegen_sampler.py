@@ -17,9 +17,13 @@ from revec.treegen.splits import (
     AT_MOST,
     GREEN,
     SMALL,
+    _next_position,
+    children_of,
     choose_split,
+    choose_split_large,
     choose_split_small,
     position_range,
+    position_weights,
 )
 
 
@@ -88,11 +92,81 @@ def test_table_path_equals_scan_path() -> None:
                 lo, hi = position_range(m, h, kind)
                 for u in us:
                     a = choose_split(t.la, t.le, start, m, h, kind, u)
-                    b = choose_split_small(t.cum, t.opt, t.pos, m, h, kind, u)
+                    b = choose_split_small(t.off, t.rec, t.pos, m, h, kind, u)
                     assert a == b, (kind, h, m, u)
                     assert lo <= a[0] <= hi
                     checked += 1
     assert checked > 10000
+
+
+def test_children_of_follows_the_options() -> None:
+    """The branch-free children_of against the options as sampler.py describes them."""
+    for m in (1, 2, 7, 300):
+        for h in (3, 9):
+            for pos in range(0, (m - 1) // 2 + 1, max(1, m // 7)):
+                for opt in (0, 1):  # at most h: the smaller side left, then right
+                    i = pos if opt == 0 else m - 1 - pos
+                    assert children_of(m, h, AT_MOST, pos, opt) == (
+                        i, h - 1, AT_MOST, m - 1 - i, h - 1, AT_MOST)
+                for opt in range(4):  # green: A(s), B(s), A(m-1-s), B(m-1-s)
+                    i = pos if opt < 2 else m - 1 - pos
+                    want = ((i, h - 1, GREEN, m - 1 - i, h - 1, AT_MOST) if opt % 2 == 0
+                            else (i, h - 2, AT_MOST, m - 1 - i, h - 1, GREEN))
+                    assert children_of(m, h, GREEN, pos, opt) == want, (m, h, pos, opt)
+
+
+def test_one_interior_node_has_one_split() -> None:
+    """The sampler takes (0, 0) for m = 1 without a random number: the scan agrees for
+    every u, height and kind."""
+    t = tables_for(2 * SMALL + 101, 24)
+    for kind, start in ((AT_MOST, t.start_a), (GREEN, t.start_e)):
+        for h in range(2, 25):
+            if (t.la if kind == AT_MOST else t.le)[h, 1] == -np.inf:
+                continue
+            for u in (0.0, 0.3, 1 - 2**-53):
+                assert choose_split(t.la, t.le, start, 1, h, kind, u) == (0, 0), (kind, h)
+
+
+def _thresholds(t, m: int, h: int, kind: int, start: np.ndarray, steps: int) -> list[float]:
+    """The sums the scan compares u with in its first steps (same operations)."""
+    lo, hi = position_range(m, h, kind)
+    up, down, turn, acc, out = int(start[h, m]), int(start[h, m]) - 1, 0, 0.0, []
+    while (up <= hi or down >= lo) and len(out) < 4 * steps:
+        pos, up, down, turn = _next_position(up, down, lo, hi, turn)
+        w0, w1, w2, w3 = position_weights(t.la, t.le, m, h, kind, pos)
+        s1 = w0 + w1
+        s2 = s1 + w2
+        s3 = s2 + w3
+        out += [acc + w0, acc + s1, acc + s2, acc + s3]
+        acc += s3
+    return out
+
+
+@pytest.mark.parametrize("n,h", [(10001, 20), (10001, 100), (2001, 300)])
+def test_large_scan_equals_generic_scan(n: int, h: int) -> None:
+    """Nodes above SMALL use choose_split_large, the generic scan with its arithmetic
+    written out per kind: the same (position, option) for every node and u, including
+    u equal to the scan's sums and the doubles next to them."""
+    t = tables_for(n, h)
+    rng = np.random.default_rng(n + h)
+    m_max = (n - 1) // 2
+    checked = 0
+    for kind, start, logs in ((AT_MOST, t.start_a, t.la), (GREEN, t.start_e, t.le)):
+        for _ in range(100):
+            m = int(rng.integers(SMALL + 1, m_max + 1))
+            hh = int(rng.integers(2, h + 1))
+            if logs[hh, m] == -np.inf:
+                continue
+            us = list(rng.random(4))
+            for x in _thresholds(t, m, hh, kind, start, 8):
+                us += [u for u in (x, np.nextafter(x, 0.0), np.nextafter(x, 1.0))
+                       if 0.0 <= u < 1.0]
+            for u in us:
+                a = choose_split(t.la, t.le, start, m, hh, kind, u)
+                b = choose_split_large(t.la, t.le, start, m, hh, kind, u)
+                assert a == b, (kind, hh, m, u)
+                checked += 1
+    assert checked > 3000
 
 
 @pytest.mark.parametrize("n,h", [(20, 5), (7, 2), (5, 4), (-1, 3)])

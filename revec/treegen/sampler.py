@@ -44,8 +44,9 @@ from revec.treegen.splits import (
     SMALL,
     build_split_tables,
     children_of,
-    choose_split,
+    choose_split_large,
     choose_split_small,
+    compact_split_tables,
     mode_table,
 )
 
@@ -55,55 +56,74 @@ __all__ = ["AT_MOST", "GREEN", "SMALL", "Tables", "TreeBuffers", "sample_preorde
 
 @njit(cache=True, nogil=True)
 def sample_tree(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e: np.ndarray,
-                cum: np.ndarray, opt_t: np.ndarray, pos_t: np.ndarray, m_root: int, h_root: int, state: np.uint64, first_child: np.ndarray,
-                node_m: np.ndarray, node_h: np.ndarray, node_kind: np.ndarray,
-                node_state: np.ndarray, level_start: np.ndarray) -> int:
-    """Build one tree breadth first into the node arrays (capacity 2 m_root + 1).
+                off: np.ndarray, rec: np.ndarray, pos_t: np.ndarray, m_root: int, h_root: int,
+                state: np.uint64, first_child: np.ndarray, node_m: np.ndarray,
+                node_h: np.ndarray, node_kind: np.ndarray, node_state: np.ndarray,
+                level_start: np.ndarray, queue: np.ndarray) -> int:
+    """Build one tree breadth first into the node arrays (capacity 2 m_root + 1;
+    ``queue``, a work array, too).
 
     Node 0 is the root; the children of the interior nodes of one level are stored
     in the next level in their parents' order, left child first, so node x's children
     are ``first_child[x]`` and ``first_child[x] + 1`` (-1: a leaf).  ``level_start[d]``
-    is the first node of level d; returns the number of levels."""
+    is the first node of level d; returns the number of levels.  ``node_m[x]`` is the
+    number of interior nodes in x's subtree, ``node_state[x]`` its random state.
+
+    Only interior nodes are visited (``queue`` lists them level by level, appended
+    without a branch), and the option and the children's parameters are computed
+    without branches: leaves and interior nodes, and the options, follow each other
+    unpredictably."""
     node_m[0] = m_root
     node_h[0] = h_root
     node_kind[0] = GREEN
     node_state[0] = state
-    begin = 0
-    end = 1
-    levels = 0
-    while begin < end:
-        level_start[levels] = begin
+    first_child[0] = -1
+    level_start[0] = 0
+    levels = 1
+    queue[0] = 0
+    head = 0
+    end = 1 if m_root > 0 else 0  # the interior nodes of the current level: queue[head:end]
+    tail = end
+    top = 1  # the next node id
+    small = off.shape[2]
+    while head < end:
+        level_start[levels] = top
         levels += 1
-        top = end
-        for x in range(begin, end):
+        for q in range(head, end):
+            x = queue[q]
             m = node_m[x]
-            if m == 0:
-                first_child[x] = -1
-                continue
             h = node_h[x]
             kind = node_kind[x]
             s = node_state[x]
-            u = node_uniform(s)
-            if m < cum.shape[2]:
-                pos, opt = choose_split_small(cum, opt_t, pos_t, m, h, kind, u)
+            if m == 1:
+                pos, opt = 0, 0  # two leaves: the only split, whatever u (tested)
+            elif m < small:
+                pos, opt = choose_split_small(off, rec, pos_t, m, h, kind, node_uniform(s))
             elif kind == AT_MOST:
-                pos, opt = choose_split(la, le, start_a, m, h, kind, u)
+                pos, opt = choose_split_large(la, le, start_a, m, h, kind, node_uniform(s))
             else:
-                pos, opt = choose_split(la, le, start_e, m, h, kind, u)
+                pos, opt = choose_split_large(la, le, start_e, m, h, kind, node_uniform(s))
             lm, lh, lk, rm, rh, rk = children_of(m, h, kind, pos, opt)
             first_child[x] = top
+            first_child[top] = -1
             node_m[top] = lm
             node_h[top] = lh
             node_kind[top] = lk
             node_state[top] = child_state(s, 0)
-            node_m[top + 1] = rm
-            node_h[top + 1] = rh
-            node_kind[top + 1] = rk
-            node_state[top + 1] = child_state(s, 1)
-            top += 2
-        begin = end
-        end = top
-    level_start[levels] = end
+            queue[tail] = top
+            tail += lm > 0
+            top += 1
+            first_child[top] = -1
+            node_m[top] = rm
+            node_h[top] = rh
+            node_kind[top] = rk
+            node_state[top] = child_state(s, 1)
+            queue[tail] = top
+            tail += rm > 0
+            top += 1
+        head = end
+        end = tail
+    level_start[levels] = top
     return levels
 
 
@@ -118,13 +138,12 @@ class Tables:
     le: np.ndarray
     start_a: np.ndarray
     start_e: np.ndarray
-    cum: np.ndarray
-    opt: np.ndarray
+    off: np.ndarray  # the recorded scans of small nodes (splits.compact_split_tables)
+    rec: np.ndarray
     pos: np.ndarray
-    length: np.ndarray
 
     def kernel_args(self) -> tuple[np.ndarray, ...]:
-        return (self.la, self.le, self.start_a, self.start_e, self.cum, self.opt, self.pos)
+        return (self.la, self.le, self.start_a, self.start_e, self.off, self.rec, self.pos)
 
 
 @lru_cache(maxsize=4)
@@ -132,9 +151,10 @@ def _tables(max_interior: int, max_height: int) -> Tables:
     la, le = log_tables(max_interior, max_height)
     start_a = mode_table(la, le, AT_MOST)
     start_e = mode_table(la, le, GREEN)
-    cum, opt, pos, length = build_split_tables(la, le, start_a, start_e, SMALL)
-    return Tables(2 * max_interior + 1, max_height, la, le, start_a, start_e, cum, opt, pos,
-                  length)
+    off, rec, pos = compact_split_tables(*build_split_tables(la, le, start_a, start_e, SMALL))
+    for a in (start_a, start_e, off, rec, pos):
+        a.setflags(write=False)
+    return Tables(2 * max_interior + 1, max_height, la, le, start_a, start_e, off, rec, pos)
 
 
 def tables_for(n: int, h: int) -> Tables:
@@ -153,6 +173,7 @@ class TreeBuffers:
         self.node_kind = np.empty(n, np.int8)
         self.node_state = np.empty(n, np.uint64)
         self.level_start = np.empty(h + 2, np.int32)
+        self.queue = np.empty(n, np.int32)
 
 
 @njit(cache=True, nogil=True)
@@ -190,7 +211,7 @@ def sample_preorders(n: int, h: int, count: int, seed: int) -> list[str]:
     for trial in range(count):
         sample_tree(*t.kernel_args(), (n - 1) // 2, h, np.uint64(root_state(s, trial)),
                     buf.first_child, buf.node_m, buf.node_h, buf.node_kind, buf.node_state,
-                    buf.level_start)
+                    buf.level_start, buf.queue)
         out.append(preorder(buf.first_child[:n]))
     return out
 
@@ -205,10 +226,11 @@ def task_tables(max_nodes: int, max_height: int) -> tuple[np.ndarray, np.ndarray
     if max_nodes > 2 * SMALL + 1:
         raise ValueError(f"task tables cover at most {2 * SMALL + 1} nodes")
     t = _tables((max_nodes - 1) // 2, max_height)
-    k, hs, ms, steps = t.cum.shape
-    return (np.ascontiguousarray(t.cum.reshape(k * hs * ms, steps)),
-            np.ascontiguousarray(t.opt.reshape(k * hs * ms, steps * OPTIONS)),
-            np.ascontiguousarray(t.pos.reshape(k * hs * ms, steps)), hs, ms)
+    cum, opt, pos, _ = build_split_tables(t.la, t.le, t.start_a, t.start_e, SMALL)
+    k, hs, ms, steps = cum.shape
+    return (np.ascontiguousarray(cum.reshape(k * hs * ms, steps)),
+            np.ascontiguousarray(opt.reshape(k * hs * ms, steps * OPTIONS)),
+            np.ascontiguousarray(pos.reshape(k * hs * ms, steps)), hs, ms)
 
 
 @dataclass(frozen=True)
@@ -228,7 +250,7 @@ def tree_summary(n: int, h: int, state: int) -> TreeSummary:
     buf = TreeBuffers(n, h)
     levels = sample_tree(*t.kernel_args(), (n - 1) // 2, h, np.uint64(state), buf.first_child,
                          buf.node_m, buf.node_h, buf.node_kind, buf.node_state,
-                         buf.level_start)
+                         buf.level_start, buf.queue)
     fp = sum(int(fingerprint(s)) for s in buf.node_state[:n])
     leaves = int((buf.first_child[:n] < 0).sum())
     return TreeSummary(n, leaves, levels, fp, preorder(buf.first_child[:n]))

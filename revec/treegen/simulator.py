@@ -71,7 +71,7 @@ def check_setting(s: Setting) -> None:
 
 @njit(cache=True, nogil=True)
 def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e: np.ndarray,
-                   cum: np.ndarray, opt_t: np.ndarray, pos_t: np.ndarray, n: int, h: int,
+                   off: np.ndarray, rec: np.ndarray, pos_t: np.ndarray, n: int, h: int,
                    seed: np.uint64, first_trial: int, trials: int, settings: np.ndarray,
                    out: np.ndarray) -> None:
     """Trials ``first_trial ..`` (``trials`` of them); ``settings[k] = (B, R, P,
@@ -84,6 +84,7 @@ def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e:
     node_kind = np.empty(n, np.int8)
     node_state = np.empty(n, np.uint64)
     level_start = np.empty(h + 2, np.int32)
+    queue = np.empty(n, np.int32)
     arena = np.empty(n + 1, np.int32)
     so = np.empty(n + 1, np.int32)
     sl = np.empty(n + 1, np.int32)
@@ -92,8 +93,9 @@ def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e:
     m_root = (n - 1) // 2
     for t in range(trials):
         state = root_state(seed, first_trial + t)
-        levels = sample_tree(la, le, start_a, start_e, cum, opt_t, pos_t, m_root, h, state,
-                             first_child, node_m, node_h, node_kind, node_state, level_start)
+        levels = sample_tree(la, le, start_a, start_e, off, rec, pos_t, m_root, h, state,
+                             first_child, node_m, node_h, node_kind, node_state, level_start,
+                             queue)
         for k in range(settings.shape[0]):
             run_schedule(first_child, level_start, levels, n, settings[k, 0], settings[k, 1],
                          settings[k, 2], settings[k, 3], node_m, arena, so, sl, sm, row)

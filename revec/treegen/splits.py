@@ -144,16 +144,85 @@ def choose_split(la: np.ndarray, le: np.ndarray, start: np.ndarray, m: int, h: i
 
 
 @njit(cache=True, nogil=True)
+def choose_split_large(la: np.ndarray, le: np.ndarray, start: np.ndarray, m: int, h: int,
+                       kind: int, u: float) -> tuple[int, int]:
+    """:func:`choose_split` with the option arithmetic written out for each kind: the
+    same floating-point operations in the same order (adding a zero weight changes no
+    sum), so the same result; fewer operations and branches per step."""
+    lo, hi = position_range(m, h, kind)
+    up = start[h, m]
+    down = up - 1
+    turn = 0
+    acc = 0.0
+    last_pos = -1
+    last_opt = 0
+    if kind == AT_MOST:
+        total = la[h, m]
+        while up <= hi or down >= lo:
+            pos, up, down, turn = _next_position(up, down, lo, hi, turn)
+            j = m - 1 - pos
+            w = np.exp(la[h - 1, pos] + la[h - 1, j] - total)
+            if w > 0.0:
+                if pos == j:  # one option
+                    if u < acc + w:
+                        return pos, 0
+                    last_pos = pos
+                    last_opt = 0
+                    acc += w
+                else:  # two options of weight w
+                    s1 = w + w
+                    if u < acc + s1:
+                        return pos, 0 if u < acc + w else 1
+                    last_pos = pos
+                    last_opt = 1
+                    acc += s1
+        return last_pos, last_opt
+    total = le[h, m]
+    while up <= hi or down >= lo:
+        pos, up, down, turn = _next_position(up, down, lo, hi, turn)
+        j = m - 1 - pos
+        w0 = np.exp(le[h - 1, pos] + la[h - 1, j] - total)
+        w1 = np.exp(la[h - 2, pos] + le[h - 1, j] - total)
+        if pos == j:
+            w2 = 0.0
+            w3 = 0.0
+        else:
+            w2 = np.exp(le[h - 1, j] + la[h - 1, pos] - total)
+            w3 = np.exp(la[h - 2, j] + le[h - 1, pos] - total)
+        s1 = w0 + w1
+        s2 = s1 + w2
+        s3 = s2 + w3
+        if s3 > 0.0:
+            if u < acc + s3:
+                if w0 > 0.0 and u < acc + w0:
+                    return pos, 0
+                if w1 > 0.0 and u < acc + s1:
+                    return pos, 1
+                if w2 > 0.0 and u < acc + s2:
+                    return pos, 2
+                if w3 > 0.0:
+                    return pos, 3
+                return pos, 2 if w2 > 0.0 else (1 if w1 > 0.0 else 0)
+            last_pos = pos
+            last_opt = 3 if w3 > 0.0 else (2 if w2 > 0.0 else (1 if w1 > 0.0 else 0))
+        acc += s3
+    return last_pos, last_opt
+
+
+@njit(cache=True, nogil=True)
 def children_of(m: int, h: int, kind: int, pos: int, opt: int
                 ) -> tuple[int, int, int, int, int, int]:
-    """(left m, left h, left kind, right m, right h, right kind)."""
-    i = pos if opt == 0 or (kind == GREEN and opt == 1) else m - 1 - pos
-    j = m - 1 - i
-    if kind == AT_MOST:
-        return i, h - 1, AT_MOST, j, h - 1, AT_MOST
-    if opt == 0 or opt == 2:
-        return i, h - 1, GREEN, j, h - 1, AT_MOST
-    return i, h - 2, AT_MOST, j, h - 1, GREEN
+    """(left m, left h, left kind, right m, right h, right kind), without branches:
+
+    * at most h: option 0 puts the smaller side (pos) left, option 1 right; both
+      children (at most h - 1);
+    * green: options 0 / 1 make the left child pos interior nodes, 2 / 3 the right one;
+      options 0 / 2 make the left child green (h - 1) and the right one at most h - 1,
+      options 1 / 3 the left one at most h - 2 and the right one green (h - 1)."""
+    swap = opt >> kind  # AT_MOST = 0, GREEN = 1
+    b = opt & kind  # green, options 1 / 3: the right child is the green one
+    i = pos + swap * (m - 1 - 2 * pos)
+    return i, h - 1 - b, kind - b, m - 1 - i, h - 1, b
 
 
 SMALL = 128  # nodes with at most this many interior nodes sample from tables
@@ -228,14 +297,54 @@ def build_split_tables(la: np.ndarray, le: np.ndarray, start_a: np.ndarray,
 
 
 @njit(cache=True, nogil=True)
-def choose_split_small(cum: np.ndarray, opt: np.ndarray, pos_t: np.ndarray, m: int,
-                       h: int, kind: int, u: float) -> tuple[int, int]:
-    """:func:`choose_split` by the recorded tables (same result, no exp)."""
-    hr = table_height(m, h, kind)
-    t = 0
-    while u >= cum[kind, hr, m, t]:
-        t += 1
-    o = 0
-    while not u < opt[kind, hr, m, t, o]:
-        o += 1
-    return pos_t[kind, hr, m, t], o
+def compact_split_tables(cum: np.ndarray, opt: np.ndarray, pos_t: np.ndarray,
+                         length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The recorded scans of :func:`build_split_tables` packed for the sampler:
+    ``off[k, h, m]`` is the first row of node (m, h, kind k) in ``rec`` and ``pos``;
+    row i holds a step's ``(cum, t_0, t_1, t_2)`` (one step in 32 bytes) and ``pos[i]``
+    its position.  Steps of one node are consecutive.
+
+    The option thresholds are made non-decreasing: an option of zero weight (``-inf``
+    in ``opt``) gets the threshold before it (the step's starting sum for option 0).
+    Such an option is then never the first with ``u < t_o`` (an earlier one would be
+    first), and u is never below the step's starting sum, so the first option with
+    ``u < t_o`` is still the option of :func:`choose_split`, and it equals the number
+    of thresholds ``<= u`` (option 3's threshold, +inf when it has weight, is
+    implicit)."""
+    kinds, hs, ms, _ = cum.shape
+    off = np.zeros((kinds, hs, ms), np.int32)
+    total = 0
+    for k in range(kinds):
+        for h in range(hs):
+            for m in range(ms):
+                off[k, h, m] = total
+                total += length[k, h, m]
+    rec = np.empty((total, 4))
+    pos = np.empty(total, np.int32)
+    for k in range(kinds):
+        for h in range(hs):
+            for m in range(ms):
+                i = off[k, h, m]
+                for t in range(length[k, h, m]):
+                    rec[i + t, 0] = cum[k, h, m, t]
+                    before = 0.0 if t == 0 else cum[k, h, m, t - 1]  # exact running sum
+                    for o in range(3):
+                        th = opt[k, h, m, t, o]
+                        if th == -np.inf:
+                            th = before
+                        rec[i + t, 1 + o] = th
+                        before = th
+                    pos[i + t] = pos_t[k, h, m, t]
+    return off, rec, pos
+
+
+@njit(cache=True, nogil=True)
+def choose_split_small(off: np.ndarray, rec: np.ndarray, pos: np.ndarray, m: int, h: int,
+                       kind: int, u: float) -> tuple[int, int]:
+    """:func:`choose_split` by the recorded tables (:func:`compact_split_tables`; same
+    result, no exp): the first step with ``u < cum``, then the number of its option
+    thresholds ``<= u`` (no branch)."""
+    i = off[kind, table_height(m, h, kind), m]
+    while u >= rec[i, 0]:
+        i += 1
+    return pos[i], (u >= rec[i, 1]) + (u >= rec[i, 2]) + (u >= rec[i, 3])
