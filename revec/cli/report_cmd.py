@@ -46,8 +46,30 @@ def _treegen_stored(out: Path) -> bool:
     return (out / RESULTS).is_file()
 
 
+def _bench_build(args: argparse.Namespace, out: Path) -> list[Path]:
+    # the suite is measured by `revec bench`; the report target only re-renders it
+    if not _bench_stored(out):
+        raise RevecError(f"no stored benchmark results under {out}; run 'revec bench' "
+                         "(e.g. 'revec bench fib --size quick') first")
+    return _bench_render(out)
+
+
+def _bench_render(out: Path) -> list[Path]:
+    from revec.bench.suite import stored_dirs
+    from revec.bench.suite_report import render
+
+    return [f for d in stored_dirs(out) for f in render(d)]
+
+
+def _bench_stored(out: Path) -> bool:
+    from revec.bench.suite import stored_dirs
+
+    return bool(stored_dirs(out))
+
+
 TARGETS: dict[str, ReportTarget] = {
     "treegen": ReportTarget(_treegen_build, _treegen_render, _treegen_stored),
+    "bench": ReportTarget(_bench_build, _bench_render, _bench_stored),
 }
 
 

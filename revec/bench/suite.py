@@ -1,0 +1,382 @@
+"""``revec bench [NAMES...]``: the paper's eight programs against their baselines.
+
+:func:`run_benchmark` measures one benchmark at one preset size under a
+:class:`revec.bench.sweep.SweepPlan` and returns its JSON record; :func:`run_suite` runs
+several, stores each record as ``<out>/results/NAME.json`` as soon as it is measured and
+renders the report (:mod:`revec.bench.suite_report`), which ``revec report bench``
+rebuilds later from the stored records alone.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from revec.api import compiled_task, get_program, root_args, run_loaded
+from revec.bench import answers, baselines
+from revec.bench.presets import Preset, preset
+from revec.bench.sweep import Record, SweepPlan
+from revec.cli.common import write_atomic
+from revec.errors import RevecError
+from revec.ir import Program
+from revec.runtime.memory import MemoryBudgetError
+
+RESULTS_DIR = "results"
+OVER_BUDGET = "stopped: over memory budget"
+WARM_BLOCK = 4096
+STAT_KEYS = ("tasks", "leaves", "levels", "utilization", "reexpansions", "peak_live", "blocks")
+
+
+def expected_answer(p: Preset) -> tuple[dict[str, int], str]:
+    """The independent answer of a preset and where it comes from.  UTS sample trees are
+    checked against their published sizes (walking T3 in Python would take minutes)."""
+    if p.name == "uts":
+        from revec.bench.presets import _uts
+
+        for tree, q in answers.UTS_TREES.items():
+            pub = answers.UTS_PUBLISHED[tree]
+            args = _uts(t=q["t"], a=q["a"], d=q["d"], b=q["b"], r=q["r"], q=q["q"], m=q["m"])
+            if args == p.args and pub["depth"] is not None:
+                return {k: int(v) for k, v in pub.items() if v is not None}, \
+                    f"published UTS 2.1 sample tree {tree}"
+    return answers.expected(p.name, p.args), "revec.bench.answers"
+
+
+def _matches(got: dict[str, Any], want: dict[str, int]) -> bool:
+    try:
+        return all(int(np.asarray(got[k]).item()) == v for k, v in want.items())
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+class _Bench:
+    """The state of one benchmark's measurement."""
+
+    def __init__(self, p: Preset, plan: SweepPlan, max_memory: int, bar: Any) -> None:
+        self.p, self.plan, self.max_memory, self.bar = p, plan, max_memory, bar
+        self.program: Program = get_program(p.path)
+        self.want, self.answer_source = expected_answer(p)
+        self.records: list[Record] = []
+        self.compile_seconds: dict[str, float] = {}
+        self.reducers: dict[str, Any] | None = None
+        self.tree: dict[str, list[int]] = {}
+        self.per_level: dict[str, dict[str, Any]] = {}
+        self.tasks = 0
+
+    # ------------------------------------------------------------------ helpers
+    def _tick(self, label: str, n: int = 1) -> None:
+        self.bar.set_postfix_str(f"{self.p.name} {label}", refresh=False)
+        self.bar.update(n)
+
+    def _revec_once(self, rec: Record) -> bool:
+        """One timed run added to ``rec``; False when the run stopped (over budget)."""
+        assert rec.strategy is not None
+        try:
+            r = run_loaded(self.program, self.p.task, self.p.root_args, variant=rec.strategy,
+                           backend=rec.backend, block_size=rec.block_size,
+                           max_memory=self.max_memory, compaction=rec.compaction)
+        except MemoryBudgetError:
+            rec.status = OVER_BUDGET
+            rec.times.clear()
+            return False
+        ok = _matches(r.reducers, self.want)
+        rec.verified = ok if rec.verified is None else (rec.verified and ok)
+        rec.times.append(float(r.stats.seconds))
+        rec.reexp_threshold = None if r.schedule is None else _finite(r.schedule.reexp_threshold)
+        s = r.stats
+        rec.stats = {k: getattr(s, k) for k in STAT_KEYS}
+        if self.reducers is None and ok:
+            self.reducers = {k: np.asarray(v).item() for k, v in r.reducers.items()}
+        if not self.tree:
+            self.tree = {"tasks_per_level": list(s.tasks_per_level),
+                         "leaves_per_level": list(s.leaves_per_level)}
+            self.tasks = int(s.tasks)
+        if rec.strategy == "reexp" and rec.backend == "c" and rec.compaction != "scalar":
+            self.per_level[str(rec.block_size)] = {
+                "reexpansions_per_level": list(s.reexpansions_per_level),
+                "reexp_growth_per_level": [float(g) for g in s.reexp_growth_per_level]}
+        return True
+
+    def _repeat(self, rec: Record, runs: int) -> None:
+        label = f"{rec.backend} {rec.strategy}" + (
+            f" B={rec.block_size}" if rec.block_size else "") + (
+            " scalar" if rec.compaction == "scalar" else "")
+        for i in range(runs):
+            if not self._revec_once(rec):
+                self._tick(label, runs - i)
+                return
+            self._tick(label)
+
+    # ------------------------------------------------------------------ baselines
+    def baselines(self) -> None:
+        for impl, kind in (("c-recursive", "c"), ("njit", "numba")):
+            rec = Record(impl=impl, backend=kind)
+            t0 = time.perf_counter()
+            fn = baselines.prepare(self.p.name, kind, self.p.args)
+            if kind == "c":
+                fn()                                   # untimed warm-up
+            self.compile_seconds[f"baseline-{kind}"] = time.perf_counter() - t0
+            for _ in range(self.plan.repeats):
+                t0 = time.perf_counter()
+                got = fn()
+                rec.times.append(time.perf_counter() - t0)
+                ok = _matches(got, self.want)
+                rec.verified = ok if rec.verified is None else (rec.verified and ok)
+                self._tick(impl)
+            self.records.append(rec)
+
+    def cpython(self) -> None:
+        rec = Record(impl="cpython", backend="python")
+        q = preset(self.p.name, "quick")
+        fn = baselines.prepare(self.p.name, "python", q.args)
+        t0 = time.perf_counter()
+        fn()
+        t_quick = time.perf_counter() - t0
+        quick = run_loaded(self.program, q.task, q.root_args, variant="bfs", backend="c",
+                           max_memory=self.max_memory)
+        per_task = t_quick / max(1, quick.stats.tasks)
+        estimate = per_task * self.tasks
+        rec.note = (f"estimated {estimate:.3g} s per run ({per_task * 1e9:.0f} ns per task "
+                    f"on the quick preset)")
+        if estimate > self.plan.cpython_cap:
+            rec.status = f"skipped: estimated {_fmt_s(estimate)} per run"
+            self._tick("cpython (skipped)", self.plan.repeats)
+        else:
+            fn = baselines.prepare(self.p.name, "python", self.p.args)
+            for _ in range(self.plan.repeats):
+                t0 = time.perf_counter()
+                got = fn()
+                rec.times.append(time.perf_counter() - t0)
+                ok = _matches(got, self.want)
+                rec.verified = ok if rec.verified is None else (rec.verified and ok)
+                self._tick("cpython")
+        self.records.append(rec)
+
+    # ------------------------------------------------------------------ revec
+    def warm(self, backend: str, compaction: str | None) -> None:
+        t0 = time.perf_counter()
+        compiled_task(self.program, self.p.task, backend, compaction)
+        key = backend if compaction in (None, "table") else f"{backend}-{compaction}"
+        self.compile_seconds[key] = time.perf_counter() - t0
+        rec = Record(impl="revec", backend=backend, strategy="reexp", block_size=WARM_BLOCK,
+                     compaction=compaction)
+        self._revec_once(rec)                          # untimed warm-up (kernel, driver)
+        self._tick(f"{backend} warm-up")
+
+    def bfs(self, backend: str) -> None:
+        rec = Record(impl="revec", backend=backend, strategy="bfs",
+                     compaction="table" if backend == "c" else None)
+        self._repeat(rec, self.plan.repeats)
+        self.records.append(rec)
+
+    def curve(self, backend: str, strategy: str, sizes: Sequence[int],
+              compaction: str | None) -> list[Record]:
+        """Scan ``sizes`` from the largest down, then refine the best."""
+        plan = self.plan
+        recs: list[Record] = []
+        best = float("inf")
+        stopped: float | None = None
+        for b in sorted(sizes, reverse=True):
+            rec = Record(impl="revec", backend=backend, strategy=strategy, block_size=b,
+                         compaction=compaction)
+            recs.append(rec)
+            if stopped is not None:
+                rec.status = (f"not run: the scan stopped at a larger B "
+                              f"({stopped:.3g} s > {plan.slow_factor:g}x the best)")
+                self._tick(f"{backend} {strategy} B={b} (skipped)")
+                continue
+            self._repeat(rec, 1)
+            t = rec.seconds
+            if t is None:
+                continue
+            best = min(best, t)
+            if t > plan.slow_factor * best:
+                stopped = t
+        timed = sorted((r for r in recs if r.seconds is not None), key=lambda r: r.seconds or 0)
+        chosen = [r for r in timed[:plan.refine] if (r.seconds or 0) <= plan.refine_within * best]
+        for r in chosen:
+            self._repeat(r, plan.repeats - 1)
+        # the ticks reserved for refinement that did not happen
+        self._tick(f"{backend} {strategy}", (plan.refine - len(chosen)) * (plan.repeats - 1))
+        self.records.extend(recs)
+        return recs
+
+    def revec(self) -> None:
+        plan = self.plan
+        for backend in plan.backends:
+            compaction = "table" if backend == "c" else None
+            self.warm(backend, compaction)
+            if "bfs" in plan.strategies:
+                self.bfs(backend)
+            for strategy in ("blocked", "reexp"):
+                if strategy in plan.strategies:
+                    recs = self.curve(backend, strategy, plan.sizes(backend), compaction)
+                    if backend == "c" and strategy == "reexp" and plan.compaction_figure:
+                        self.scalar_curve(recs)
+
+    def scalar_curve(self, table: list[Record]) -> None:
+        """Fig. 16: the C back end's reexp curve with the scalar split."""
+        plan = self.plan
+        best = best_record(table)
+        self.warm("c", "scalar")
+        for b in sorted(plan.scalar_sizes, reverse=True):
+            runs = plan.repeats if best is not None and b == best.block_size else 1
+            rec = Record(impl="revec", backend="c", strategy="reexp", block_size=b,
+                         compaction="scalar")
+            self._repeat(rec, runs)
+            self.records.append(rec)
+        if best is not None and best.block_size not in plan.scalar_sizes:
+            rec = Record(impl="revec", backend="c", strategy="reexp",
+                         block_size=best.block_size, compaction="scalar")
+            self._repeat(rec, plan.repeats)
+            self.records.append(rec)
+
+    def planned_runs(self) -> int:
+        plan, r = self.plan, self.plan.repeats
+        n = 3 * r                                      # baselines (cpython counted as skipped)
+        for backend in plan.backends:
+            n += 1 + (r if "bfs" in plan.strategies else 0)
+            curves = sum(s in plan.strategies for s in ("blocked", "reexp"))
+            n += curves * (len(plan.sizes(backend)) + plan.refine * (r - 1))
+            if backend == "c" and "reexp" in plan.strategies and plan.compaction_figure:
+                n += 1 + len(plan.scalar_sizes) + (r - 1) + r
+        return n
+
+    def record(self, seconds: float) -> dict[str, Any]:
+        params = self.program.tasks[self.p.task].params
+        rargs = root_args(self.program, self.p.task, self.p.root_args)
+        inputs: dict[str, Any] = {q.name: np.asarray(v).item() for q, v in zip(params, rargs)}
+        verified = bool(self.records) and all(
+            r.verified is not False for r in self.records) and self.reducers is not None
+        return {
+            "name": self.p.name,
+            "size": self.p.size,
+            "input": {
+                "program": f"benchmarks/{self.p.name}.py", "task": self.p.task,
+                "args": inputs, "description": self.p.note,
+                "block_sizes": {b: list(self.plan.sizes(b)) for b in self.plan.backends},
+                "reexp_threshold": "R = B", "simd_width": 16,
+                "repeats": self.plan.repeats, "max_memory": self.max_memory,
+            },
+            "reducers": self.reducers or {},
+            "expected": self.want,
+            "answer_source": self.answer_source,
+            "verified": verified,
+            "results": [r.to_json() for r in self.records],
+            "tree": self.tree,
+            "reexp_per_level": self.per_level,
+            "compile_seconds": self.compile_seconds,
+            "elapsed_seconds": seconds,
+            "plan": self.plan.to_json(),
+            "plan_text": self.plan.describe(),
+        }
+
+
+def _finite(x: float | int | None) -> int | None:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return None
+    v = int(x)
+    return v if v < 2**62 else None
+
+
+def _fmt_s(x: float) -> str:
+    return f"{x:.0f} s" if x < 120 else f"{x / 60:.0f} min"
+
+
+def best_record(recs: Sequence[Record]) -> Record | None:
+    """The configuration with the lowest median among those run ``repeats`` times (or,
+    failing that, among all timed ones)."""
+    timed = [r for r in recs if r.seconds is not None]
+    if not timed:
+        return None
+    most = max(len(r.times) for r in timed)
+    return min((r for r in timed if len(r.times) == most), key=lambda r: r.seconds or 0)
+
+
+def run_benchmark(name: str, size: str, plan: SweepPlan, max_memory: int,
+                  progress: bool = True) -> dict[str, Any]:
+    """Measure one benchmark; its JSON record (see docs/benchmarks.md)."""
+    p = preset(name, size)
+    t0 = time.perf_counter()
+    with tqdm(total=1, desc=name, unit="run", disable=not progress, leave=False,
+              dynamic_ncols=True) as bar:
+        b = _Bench(p, plan, max_memory, bar)
+        bar.total = b.planned_runs()
+        b.baselines()
+        b.revec()
+        b.cpython()
+    return b.record(time.perf_counter() - t0)
+
+
+def suite_dir(reports_dir: Path, size: str) -> Path:
+    """Where the suite's report of a size goes: ``reports/bench`` for the default size,
+    ``reports/bench/SIZE`` for the others."""
+    base = reports_dir / "bench"
+    return base if size == "default" else base / size
+
+
+def stored_dirs(bench_dir: Path) -> list[Path]:
+    """The suite report directories under ``reports/bench`` that hold stored records."""
+    from revec.bench.presets import SIZES
+
+    cands = [bench_dir, *(bench_dir / s for s in SIZES if s != "default")]
+    return [d for d in cands if any((d / RESULTS_DIR).glob("*.json"))]
+
+
+def store(record: dict[str, Any], out: Path) -> Path:
+    path = out / RESULTS_DIR / f"{record['name']}.json"
+    write_atomic(path, json.dumps(record, indent=1, default=_json_default) + "\n")
+    return path
+
+
+def load_stored(out: Path) -> list[dict[str, Any]]:
+    """The stored records under ``out`` in the suite's benchmark order."""
+    from revec.bench.presets import BENCHMARKS
+
+    d = out / RESULTS_DIR
+    if not d.is_dir():
+        return []
+    recs = []
+    for f in d.glob("*.json"):
+        try:
+            recs.append(json.loads(f.read_text()))
+        except (OSError, json.JSONDecodeError) as err:
+            raise RevecError(f"cannot read stored results {f}: {err}") from None
+    order = {n: i for i, n in enumerate(BENCHMARKS)}
+    return sorted(recs, key=lambda r: (order.get(r.get("name", ""), 99), r.get("name", "")))
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def run_suite(names: Sequence[str], size: str, plan: SweepPlan, out: Path, max_memory: int,
+              progress: bool = True, write: bool = True,
+              on_record: Callable[[dict[str, Any]], None] | None = None
+              ) -> list[dict[str, Any]]:
+    """Measure ``names`` and (with ``write``) store them under ``out`` and render the
+    report from everything stored there."""
+    from revec.bench.suite_report import machine_header, render
+
+    header = machine_header()
+    records = []
+    for name in tqdm(names, desc=f"revec bench ({size})", unit="benchmark",
+                     disable=not progress, dynamic_ncols=True):
+        rec = run_benchmark(name, size, plan, max_memory, progress)
+        rec["machine"] = header
+        records.append(rec)
+        if write:
+            store(rec, out)
+        if on_record is not None:
+            on_record(rec)
+    if write:
+        render(out)
+    return records

@@ -1,0 +1,98 @@
+"""The measurement plan of ``revec bench`` (the paper's eight programs) and its timing rules.
+
+Every time is the median of ``repeats`` timed runs in one process; the first call of each
+compiled program (one per back end and compaction) is an untimed warm-up that also
+compiles.  revec runs are timed by the run itself (``RunStats.seconds``: the schedule,
+without compilation), baselines by :func:`revec.bench.baselines.prepare` (the recursion
+alone).
+
+The block-size sweep (2^4 .. 2^16) is designed to fit the whole default suite in 30
+minutes on two cores (docs/benchmarks.md):
+
+* bfs does not depend on B: one configuration per back end;
+* blocked and reexp (R = B) are *scanned* from the largest B down, one timed run per size;
+  the C back end at every power of two, the numba back end (several times slower per
+  task) at every second one.  Once a run takes more than ``slow_factor`` times the
+  curve's best so far, the smaller sizes are not run (they are slower still: more, smaller
+  blocks) and are recorded as such;
+* the best scanned sizes of each curve (at most ``refine`` of them, within
+  ``refine_within`` of its best run) are *refined* to ``repeats`` runs; the best median
+  among them is the curve's entry in Table 2;
+* Fig. 16: the C back end's reexp curve again with the scalar split (every second size,
+  one run each, and the table split's best size with ``repeats`` runs);
+* CPython recursion runs only where its estimated time (its per-task time on the quick
+  preset times this run's task count) stays under ``cpython_cap`` seconds per run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ALL_SIZES: tuple[int, ...] = tuple(2 ** k for k in range(4, 17))
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    repeats: int = 5
+    c_sizes: tuple[int, ...] = ALL_SIZES
+    numba_sizes: tuple[int, ...] = ALL_SIZES[::2]
+    scalar_sizes: tuple[int, ...] = ALL_SIZES[::2]
+    strategies: tuple[str, ...] = ("bfs", "blocked", "reexp")
+    backends: tuple[str, ...] = ("c", "numba")
+    slow_factor: float = 4.0           # stop a scan once a run is this much slower than its best
+    refine: int = 2                    # scanned sizes refined to `repeats` runs, per curve
+    refine_within: float = 1.25        # ... if within this factor of the curve's best run
+    cpython_cap: float = 10.0          # seconds per CPython run (estimated) above which it is skipped
+    compaction_figure: bool = True     # Fig. 16 (C back end, scalar split)
+
+    def sizes(self, backend: str) -> tuple[int, ...]:
+        return self.c_sizes if backend == "c" else self.numba_sizes
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        def pw(sizes: tuple[int, ...]) -> str:
+            return ", ".join(f"2^{s.bit_length() - 1}" for s in sizes)
+
+        return (f"medians of {self.repeats} timed runs after an untimed warm-up (compile "
+                f"excluded); bfs once per back end (independent of B); blocked and reexp "
+                f"(R = B) scanned from the largest B down with one run per size (C: {pw(self.c_sizes)}; "
+                f"numba: {pw(self.numba_sizes)}), the scan stopped once a run took more than "
+                f"{self.slow_factor:g}x the curve's best; the best {self.refine} scanned "
+                f"size(s) within {self.refine_within:g}x of it refined to {self.repeats} runs; "
+                f"Fig. 16: C reexp with the scalar split at {pw(self.scalar_sizes)} (one run) "
+                f"and at the table split's best B ({self.repeats} runs); CPython recursion "
+                f"skipped where one run is estimated over {self.cpython_cap:g} s")
+
+
+@dataclass
+class Record:
+    """One measured configuration (an entry of a benchmark's ``results`` list)."""
+
+    impl: str                          # "revec" or a baseline: "c-recursive", "njit", "cpython"
+    backend: str                       # "c", "numba", "python"
+    strategy: str | None = None        # bfs / blocked / reexp (revec only)
+    block_size: int | None = None
+    reexp_threshold: int | None = None
+    compaction: str | None = None      # C back end: "table" or "scalar"
+    status: str = "ok"                 # ok | skipped: ... | stopped: ... | not run: ...
+    times: list[float] = field(default_factory=list)
+    verified: bool | None = None
+    stats: dict[str, Any] | None = None
+    note: str = ""
+
+    @property
+    def seconds(self) -> float | None:
+        if not self.times:
+            return None
+        s = sorted(self.times)
+        mid = len(s) // 2
+        return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["seconds"] = self.seconds
+        d["runs"] = len(self.times)
+        return d
