@@ -68,6 +68,7 @@ class _Bench:
         self.tree: dict[str, list[int]] = {}
         self.per_level: dict[str, dict[str, Any]] = {}
         self.tasks = 0
+        self.fastest: dict[str, float] = {}
 
     # ------------------------------------------------------------------ helpers
     def _tick(self, label: str, n: int = 1) -> None:
@@ -168,11 +169,31 @@ class _Bench:
                      compaction=compaction)
         self._revec_once(rec)                          # untimed warm-up (kernel, driver)
         self._tick(f"{backend} warm-up")
+        if rec.seconds is not None and compaction != "scalar":
+            self._note_time(backend, rec.seconds)
+
+    def _note_time(self, backend: str, t: float) -> None:
+        self.fastest[backend] = min(self.fastest.get(backend, float("inf")), t)
+
+    def _far_slower(self, backend: str, t: float, curve_best: float = float("inf")) -> bool:
+        """Is ``t`` more than ``slow_factor`` times the best this back end has shown?"""
+        ref = min(curve_best, self.fastest.get(backend, float("inf")))
+        return t > self.plan.slow_factor * ref
 
     def bfs(self, backend: str) -> None:
         rec = Record(impl="revec", backend=backend, strategy="bfs",
                      compaction="table" if backend == "c" else None)
-        self._repeat(rec, self.plan.repeats)
+        self._repeat(rec, 1)
+        t = rec.seconds
+        if t is not None and self._far_slower(backend, t):
+            rec.note = (f"one run: {t:.3g} s is over {self.plan.slow_factor:g}x the back "
+                        "end's best")
+            self._tick(f"{backend} bfs (stopped)", self.plan.repeats - 1)
+        elif t is not None:
+            self._repeat(rec, self.plan.repeats - 1)
+            self._note_time(backend, rec.seconds or t)
+        else:
+            self._tick(f"{backend} bfs", self.plan.repeats - 1)
         self.records.append(rec)
 
     def curve(self, backend: str, strategy: str, sizes: Sequence[int],
@@ -188,7 +209,8 @@ class _Bench:
             recs.append(rec)
             if stopped is not None:
                 rec.status = (f"not run: the scan stopped at a larger B "
-                              f"({stopped:.3g} s > {plan.slow_factor:g}x the best)")
+                              f"({stopped:.3g} s, over {plan.slow_factor:g}x the back "
+                              "end's best)")
                 self._tick(f"{backend} {strategy} B={b} (skipped)")
                 continue
             self._repeat(rec, 1)
@@ -196,12 +218,14 @@ class _Bench:
             if t is None:
                 continue
             best = min(best, t)
-            if t > plan.slow_factor * best:
+            if self._far_slower(backend, t, best):
                 stopped = t
         timed = sorted((r for r in recs if r.seconds is not None), key=lambda r: r.seconds or 0)
         chosen = [r for r in timed[:plan.refine] if (r.seconds or 0) <= plan.refine_within * best]
         for r in chosen:
             self._repeat(r, plan.repeats - 1)
+            if r.seconds is not None and compaction != "scalar":
+                self._note_time(backend, r.seconds)
         # the ticks reserved for refinement that did not happen
         self._tick(f"{backend} {strategy}", (plan.refine - len(chosen)) * (plan.repeats - 1))
         self.records.extend(recs)
@@ -212,30 +236,37 @@ class _Bench:
         for backend in plan.backends:
             compaction = "table" if backend == "c" else None
             self.warm(backend, compaction)
-            if "bfs" in plan.strategies:
-                self.bfs(backend)
-            for strategy in ("blocked", "reexp"):
+            # reexp first: its best sets the reference of the adaptive stop
+            for strategy in ("reexp", "blocked"):
                 if strategy in plan.strategies:
                     recs = self.curve(backend, strategy, plan.sizes(backend), compaction)
                     if backend == "c" and strategy == "reexp" and plan.compaction_figure:
                         self.scalar_curve(recs)
+            if "bfs" in plan.strategies:
+                self.bfs(backend)
 
     def scalar_curve(self, table: list[Record]) -> None:
-        """Fig. 16: the C back end's reexp curve with the scalar split."""
+        """Fig. 16: the C back end's reexp curve with the scalar split (one run per size,
+        ``repeats`` at the table split's best size; the same adaptive stop)."""
         plan = self.plan
-        best = best_record(table)
+        top = best_record(table)
         self.warm("c", "scalar")
-        for b in sorted(plan.scalar_sizes, reverse=True):
-            runs = plan.repeats if best is not None and b == best.block_size else 1
+        sizes = set(plan.scalar_sizes) | ({top.block_size} if top and top.block_size else set())
+        stopped: float | None = None
+        for b in sorted(sizes, reverse=True):
+            runs = plan.repeats if top is not None and b == top.block_size else 1
             rec = Record(impl="revec", backend="c", strategy="reexp", block_size=b,
                          compaction="scalar")
+            self.records.append(rec)
+            if stopped is not None and runs == 1:
+                rec.status = (f"not run: the scan stopped at a larger B ({stopped:.3g} s, "
+                              f"over {plan.slow_factor:g}x the back end's best)")
+                self._tick(f"c reexp B={b} scalar (skipped)")
+                continue
             self._repeat(rec, runs)
-            self.records.append(rec)
-        if best is not None and best.block_size not in plan.scalar_sizes:
-            rec = Record(impl="revec", backend="c", strategy="reexp",
-                         block_size=best.block_size, compaction="scalar")
-            self._repeat(rec, plan.repeats)
-            self.records.append(rec)
+            t = rec.seconds
+            if t is not None and self._far_slower("c", t):
+                stopped = t
 
     def planned_runs(self) -> int:
         plan, r = self.plan, self.plan.repeats
@@ -245,7 +276,7 @@ class _Bench:
             curves = sum(s in plan.strategies for s in ("blocked", "reexp"))
             n += curves * (len(plan.sizes(backend)) + plan.refine * (r - 1))
             if backend == "c" and "reexp" in plan.strategies and plan.compaction_figure:
-                n += 1 + len(plan.scalar_sizes) + (r - 1) + r
+                n += 1 + len(plan.scalar_sizes) + r
         return n
 
     def record(self, seconds: float) -> dict[str, Any]:

@@ -12,7 +12,7 @@ minutes on two cores (docs/benchmarks.md):
 * bfs does not depend on B: one configuration per back end;
 * blocked and reexp (R = B) are *scanned* from the largest B down, one timed run per size;
   the C back end at every power of two, the numba back end (several times slower per
-  task) at every second one.  Once a run takes more than ``slow_factor`` times the
+  task) at every third one (2^4, 2^7, ..., 2^16).  Once a run takes more than ``slow_factor`` times the
   curve's best so far, the smaller sizes are not run (they are slower still: more, smaller
   blocks) and are recorded as such;
 * the best scanned sizes of each curve (at most ``refine`` of them, within
@@ -36,13 +36,13 @@ ALL_SIZES: tuple[int, ...] = tuple(2 ** k for k in range(4, 17))
 class SweepPlan:
     repeats: int = 5
     c_sizes: tuple[int, ...] = ALL_SIZES
-    numba_sizes: tuple[int, ...] = ALL_SIZES[::2]
-    scalar_sizes: tuple[int, ...] = ALL_SIZES[::2]
+    numba_sizes: tuple[int, ...] = ALL_SIZES[::3]
+    scalar_sizes: tuple[int, ...] = ALL_SIZES[::3]
     strategies: tuple[str, ...] = ("bfs", "blocked", "reexp")
     backends: tuple[str, ...] = ("c", "numba")
     slow_factor: float = 4.0           # stop a scan once a run is this much slower than its best
     refine: int = 2                    # scanned sizes refined to `repeats` runs, per curve
-    refine_within: float = 1.25        # ... if within this factor of the curve's best run
+    refine_within: float = 1.1         # ... if within this factor of the curve's best run
     cpython_cap: float = 10.0          # seconds per CPython run (estimated) above which it is skipped
     compaction_figure: bool = True     # Fig. 16 (C back end, scalar split)
 
