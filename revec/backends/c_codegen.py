@@ -12,7 +12,7 @@ from pathlib import Path
 
 from revec import ir
 from revec.backends import c_lanes
-from revec.backends.cexpr import C_PRELUDE, CExprEmitter, cast, ctype
+from revec.backends.cexpr import C_PRELUDE, CExprEmitter, cast, ctype, literal
 from revec.errors import RevecError
 from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
@@ -23,6 +23,8 @@ from revec.transforms.blocking import (
     to_block_program,
     used_vars,
 )
+
+INLINE_ARRAY_BYTES = 1 << 16
 
 
 def var(name: str) -> str:
@@ -109,6 +111,9 @@ class CModuleGen:
         self.bp = to_block_program(program, task)
         self.t = self.bp.task
         self.arrays = sorted(program.arrays)
+        # arrays up to INLINE_ARRAY_BYTES are written into the source as C data
+        self.inline_arrays = {n for n in self.arrays
+                              if program.arrays[n].nbytes <= INLINE_ARRAY_BYTES}
         self.expr = CExprEmitter(var, self.array_ref, self.helper_call, self.lib_call)
         self.current_helper: ir.HelperDef | None = None
         self.dynamic = self.t.max_spawns is None
@@ -144,7 +149,10 @@ class CModuleGen:
                RUNTIME_PRELUDE, compaction_c_source(), SPLIT_STEPS]
         for name in self.arrays:
             a = self.program.arrays[name]
-            out.append(f"static const {ctype(ir.Ty(a.dtype))} *a_{name};")
+            if name in self.inline_arrays:
+                out.append(self.array_data(name))
+            else:
+                out.append(f"static const {ctype(ir.Ty(a.dtype))} *a_{name};")
         for r in self.bp.reducers:
             out.append(f"static {ctype(ir.Ty(r.dtype))} acc_{r.name};")
         for lib in self.program.libs:
@@ -159,6 +167,14 @@ class CModuleGen:
         out.append(self.entry())
         out.append(self.seq())
         return "\n\n".join(out) + "\n"
+
+    def array_data(self, name: str) -> str:
+        """A small module-level array as C data: the compiler sees its values (constant
+        folding, unrolled lookups) instead of loading through a pointer."""
+        a = self.program.arrays[name]
+        ty = ir.Ty(a.dtype)
+        values = ", ".join(literal(v, ty) for v in a.reshape(-1).tolist())
+        return f"static const {ctype(ty)} a_{name}[{max(a.size, 1)}] = {{{values}}};"
 
     def locals_decl(self, locals_: dict[str, ir.Ty], ind: str) -> list[str]:
         return [f"{ind}{ctype(ty)} {var(n)} = 0;" for n, ty in sorted(locals_.items())]
@@ -277,6 +293,9 @@ class CModuleGen:
             if p.name in ind_used:
                 L.append(f"        qp_{p.name}[ni] = {var(p.name)};")
         L += ["        nb += isb; ni += 1 - isb;", "    }"]
+        # the threads are independent (GCC ignores restrict on block-scope pointers once
+        # the kernel is inlined, and gives up on more than 10 run-time alias checks)
+        L.append("#pragma GCC ivdep")
         L.append("    for (int64_t j = 0; j < nb; j++) {")
         L += [f"        {var(p.name)} = bp_{p.name}[j];" for p in f if p.name in base_used]
         L += CStmts(self, "kernel").block(self.bp.base, "        ")
@@ -285,6 +304,12 @@ class CModuleGen:
         L.append("    }")
         L.append("    /* inductive case */")
         L.append("    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */")
+        if self.straight:
+            # one restrict pointer per child block and column: the stores of different
+            # spawns provably do not overlap, so gcc vectorizes the loop
+            for k in range(t.max_spawns or 0):
+                L += [f"    {ctype(p.ty)} *restrict o{k}_{p.name} = p_{p.name} + out_base + "
+                      f"{k} * ns;" for p in f]
         if lanes:
             L.append("    int64_t j0 = 0;")
             code = c_lanes.LaneEmitter(
@@ -299,6 +324,8 @@ class CModuleGen:
         elif self.loop is not None:
             L += self.loop.emit(ind_used)
         else:
+            if self.straight:  # fixed slots: threads independent, as above
+                L.append("#pragma GCC ivdep")
             L.append("    for (int64_t j = 0; j < ni; j++) {")
         if self.loop is None:
             L.append("        int64_t si = 0;")
@@ -344,8 +371,7 @@ class CModuleGen:
             # every inductive thread makes this spawn: fixed slot j of child block k
             k = self.next_static
             self.next_static += 1
-            lines.append(f"{ind}    int64_t _d = out_base + {k} * ns + j;")
-            lines += [f"{ind}    p_{p.name}[_d] = _s{i};" for i, p in enumerate(f)]
+            lines += [f"{ind}    o{k}_{p.name}[j] = _s{i};" for i, p in enumerate(f)]
             return lines + [f"{ind}}}"]
         lines.append(f"{ind}    int64_t _d = out_base + si * ns + kc[si];")
         lines += [f"{ind}    p_{p.name}[_d] = _s{i};" for i, p in enumerate(f)]
@@ -384,7 +410,8 @@ class CModuleGen:
              "    volatile int rc = 0;"]
         for i, name in enumerate(self.arrays):
             a = self.program.arrays[name]
-            L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
+            if name not in self.inline_arrays:
+                L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
         for i, r in enumerate(red):
             L.append(f"    memcpy(&acc_{r.name}, accs + {8 * i}, sizeof(acc_{r.name}));")
         L += ["    cap_frames = 0; scratch_cap = 0; kcap_alloc = 0; kcnt = NULL;"]
@@ -430,7 +457,8 @@ class CModuleGen:
         L += ["", "void revec_seq(const char *root, const void *const *arrays, char *accs) {"]
         for i, name in enumerate(self.arrays):
             a = self.program.arrays[name]
-            L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
+            if name not in self.inline_arrays:
+                L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
         for i, r in enumerate(self.bp.reducers):
             L.append(f"    memcpy(&acc_{r.name}, accs + {8 * i}, sizeof(acc_{r.name}));")
         args = []

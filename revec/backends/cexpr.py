@@ -92,6 +92,9 @@ class CExprEmitter:
             case ir.Compare(op=op, left=a, right=b):
                 return f"({self(a)} {op} {self(b)})"
             case ir.BoolOp(op=op, left=a, right=b):
+                if speculable(b):
+                    # nothing to skip: both sides always, so the lane loops if-convert
+                    return f"({self(a)} {'&' if op == 'and' else '|'} {self(b)})"
                 return f"({self(a)} {'&&' if op == 'and' else '||'} {self(b)})"
             case ir.IfExp(cond=c, then=a, orelse=b):
                 return f"({self(c)} ? {self(a)} : {self(b)})"
@@ -194,3 +197,23 @@ static inline T rv_fdivf_##T(T a, T b) { \
 RV_FLOAT_DIVMOD(double, fmod, floor, copysign)
 RV_FLOAT_DIVMOD(float, fmodf, floorf, copysignf)
 """
+
+
+def speculable(e: ir.Expr) -> bool:
+    """Safe to evaluate where the program would not: no memory reads, no calls."""
+    match e:
+        case ir.ArrayRef() | ir.Call() | ir.LibCall():
+            return False
+        case ir.Const() | ir.Var():
+            return True
+    return all(speculable(v) for v in _children(e))
+
+
+def _children(e: ir.Expr) -> list[ir.Expr]:
+    out: list[ir.Expr] = []
+    for v in vars(e).values():
+        if isinstance(v, ir.Expr):
+            out.append(v)
+        elif isinstance(v, tuple):
+            out += [x for x in v if isinstance(x, ir.Expr)]
+    return out

@@ -1,0 +1,420 @@
+"""The inductive case 32 threads at a time, if-converted, for the C back end.
+
+Spawns under conditions give each thread its own spawn indices: a thread's k-th spawn
+goes to child block k, whatever site made it.  Executed thread by thread, every spawn
+bumps a per-block counter in memory, a dependency chain through the store buffer.
+For inductive cases without loops, this module instead runs the body for 32 threads
+in lock step as straight-line code over arrays (which gcc vectorizes): every ``if`` is
+if-converted into a lane mask, every spawn site records, per lane, whether it spawned,
+its arguments and its spawn index; then each site's children are appended to their
+child blocks with the table-driven compaction (one vector step per column per block).
+
+The order of children inside a child block differs from the thread-by-thread order
+(site by site instead of thread by thread); block sizes, and so every statistic, are
+the same, and integer / min / max reducers are unaffected.  Expressions that only some
+threads would evaluate (under a condition) are evaluated by all 32 lanes, so they must
+be free of side effects and of memory reads: array reads, helper and library calls
+under a condition make a body ineligible (it then runs thread by thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from revec import ir
+from revec.backends.cexpr import ctype, speculable
+
+LANES = 32
+
+
+def eligible(stmts: tuple[ir.Stmt, ...], top: bool = True) -> bool:
+    """Straight-line statements and ``if``s only (no loops, returns, unpacks under a
+    condition); everything evaluated under a condition speculable."""
+    for s in stmts:
+        match s:
+            case ir.Assign(value=v):
+                if not top and not speculable(v):
+                    return False
+            case ir.Spawn(args=args):
+                if not top and not all(speculable(a) for a in args):
+                    return False
+            case ir.Reduce(value=v):
+                if not top and not speculable(v):
+                    return False
+            case ir.If(cond=c, then=a, orelse=b):
+                if not top and not speculable(c):
+                    return False
+                if not (eligible(a, False) and eligible(b, False)):
+                    return False
+            case ir.Unpack() | ir.ExprStmt():
+                if not top:
+                    return False
+            case _:
+                return False
+    return True
+
+
+@dataclass
+class Site:
+    """One spawn statement: its lane mask, arguments and possible spawn indices."""
+
+    index: int
+    args: list[str]               # C expressions of the columns' arguments
+    kset: frozenset[int]          # spawn indices a lane can have here
+    conditional: bool
+
+
+@dataclass
+class LaneCode:
+    lines: list[str] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
+
+
+class LaneEmitter:
+    """Per-lane code of the inductive case for the ``u`` loop of a 32-thread chunk."""
+
+    def __init__(self, expr: Callable[[ir.Expr], str], columns: tuple[ir.Param, ...],
+                 fields: tuple[ir.Param, ...], invariant: frozenset[str],
+                 reduce: Callable[[ir.Reduce, str, str | None], list[str]],
+                 stmt: Callable[[ir.Stmt, str], list[str]]) -> None:
+        self.expr = expr
+        self.columns = columns
+        self.fields = fields
+        self.invariant = invariant
+        self.reduce = reduce
+        self.stmt = stmt
+        self.code = LaneCode()
+        self.nconds = 0
+
+    def run(self, stmts: tuple[ir.Stmt, ...], ind: str) -> LaneCode:
+        return self.run_under(stmts, ind, None)
+
+    def run_under(self, stmts: tuple[ir.Stmt, ...], ind: str, pc: str | None) -> LaneCode:
+        """The lane code of ``stmts`` for lanes where ``pc`` holds (None: all)."""
+        self.code.lines.append(f"{ind}int _k = 0;  /* this lane's next spawn index */")
+        self.block(stmts, ind, pc, frozenset({0}))
+        return self.code
+
+    def block(self, stmts: tuple[ir.Stmt, ...], ind: str, pc: str | None,
+              kset: frozenset[int]) -> frozenset[int]:
+        """Emit ``stmts`` under path condition ``pc`` (None: every lane); returns the
+        spawn indices possible after them."""
+        out = self.code.lines
+        for s in stmts:
+            match s:
+                case ir.Assign(target=t, value=v):
+                    val = self.expr(v)
+                    out.append(f"{ind}v_{t} = {val};" if pc is None else
+                               f"{ind}v_{t} = ({pc}) ? ({val}) : v_{t};")
+                case ir.Spawn(args=args):
+                    site = Site(len(self.code.sites),
+                                [self.expr(a) for a, p in zip(args, self.fields)
+                                 if p.name not in self.invariant],
+                                kset, pc is not None)
+                    self.code.sites.append(site)
+                    i = site.index
+                    out.append(f"{ind}m{i}[u] = {pc if pc is not None else '1'};")
+                    out.append(f"{ind}k{i}[u] = (uint8_t)_k;")
+                    out += [f"{ind}a{i}_{p.name}[u] = {a};"
+                            for p, a in zip(self.columns, site.args)]
+                    out.append(f"{ind}_k += m{i}[u];")
+                    kset = (kset | {k + 1 for k in kset}) if pc is not None else \
+                        frozenset(k + 1 for k in kset)
+                case ir.Reduce():
+                    out += self.reduce(s, ind, pc)
+                case ir.If(cond=c, then=a, orelse=b):
+                    n = self.nconds
+                    self.nconds += 2
+                    cond = self.expr(c)
+                    here = f"({pc}) && " if pc is not None else ""
+                    out.append(f"{ind}uint8_t _c{n} = {here}({cond});")
+                    out.append(f"{ind}uint8_t _c{n + 1} = {here}!({cond});")
+                    ka = self.block(a, ind, f"_c{n}", kset)
+                    kb = self.block(b, ind, f"_c{n + 1}", kset)
+                    kset = ka | kb
+                case _:
+                    out += self.stmt(s, ind)  # top-level unpack / expression statement
+        return kset
+
+
+def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
+               ind: str) -> list[str]:
+    """The loop over full 32-thread chunks of the inductive threads: per-lane code, then
+    each site's children appended to their child blocks by compaction steps.
+
+    ``loads`` declares the lane's own frame fields and locals (fresh per lane, so the
+    lane loop carries no dependence).  A step stores 32 elements at the block's end.
+    A block gets at most one child per thread, so before a step it holds at most
+    j0 + 31 children (earlier chunks, and earlier sites of this chunk for other lanes),
+    and the store ends before j0 + 63 <= ni + 32: child blocks are ``ns = ni + 32``
+    apart (RV_SLACK)."""
+    L = [f"{ind}for (; j0 + {LANES} <= ni; j0 += {LANES}) {{"]
+    i2 = ind + "    "
+    for s in code.sites:
+        L.append(f"{i2}uint8_t m{s.index}[{LANES}], k{s.index}[{LANES}];")
+        L += [f"{i2}{ctype(p.ty)} a{s.index}_{p.name}[{LANES}];" for p in columns]
+    L.append("#pragma GCC ivdep")
+    L.append(f"{i2}for (int u = 0; u < {LANES}; u++) {{")
+    L.append(f"{i2}    int64_t j = j0 + u;")
+    L += [f"{i2}    {x}" for x in loads]
+    L += [f"    {x}" for x in code.lines]
+    L.append(f"{i2}}}")
+    for s in code.sites:
+        i = s.index
+        L.append(f"{i2}{{")
+        L.append(f"{i2}    uint32_t bm = rv_bits32(m{i});")
+        for k in sorted(s.kset):
+            if len(s.kset) > 1:
+                L.append(f"{i2}    uint8_t km{k}[{LANES}];")
+                L.append(f"{i2}    for (int u = 0; u < {LANES}; u++) km{k}[u] = k{i}[u] == {k};")
+                bits = f"(bm & rv_bits32(km{k}))"
+            else:
+                bits = "bm"
+            L.append(f"{i2}    {{ uint32_t b = {bits}; int64_t d = out_base + {k} * ns;")
+            for p in columns:
+                w = 8 * p.ty.dtype.itemsize
+                L.append(f"{i2}      RV_STEP{w}((const uint{w}_t *)a{i}_{p.name}, "
+                         f"(uint{w}_t *)(p_{p.name} + d), kc[{k}], b);")
+            L.append(f"{i2}      kc[{k}] += __builtin_popcount(b); }}")
+        L.append(f"{i2}}}")
+    L.append(f"{ind}}}")
+    return L
+
+
+# ---------------------------------------------------------------- loops of spawns
+def exact_spawns(stmts: tuple[ir.Stmt, ...]) -> int | None:
+    """The number of spawns every path through ``stmts`` makes (None if it varies or
+    ``stmts`` hold loops)."""
+    total = 0
+    for s in stmts:
+        match s:
+            case ir.Spawn():
+                total += 1
+            case ir.If(then=a, orelse=b):
+                ka, kb = exact_spawns(a), exact_spawns(b)
+                if ka is None or ka != kb:
+                    return None
+                total += ka
+            case ir.Assign() | ir.Reduce() | ir.Unpack() | ir.ExprStmt():
+                pass
+            case _:
+                return None
+    return total
+
+
+@dataclass(frozen=True)
+class SpawnLoop:
+    """An inductive case ``<prefix without spawns>; <loop>`` whose loop body makes exactly
+    one spawn per iteration: iteration ``it`` of every thread makes its spawn ``it``."""
+
+    prefix: tuple[ir.Stmt, ...]
+    loop: ir.While | ir.For
+
+
+def spawn_loop(stmts: tuple[ir.Stmt, ...]) -> SpawnLoop | None:
+    from revec.transforms.blocking import contains_return, contains_spawn
+
+    if not stmts or not isinstance(stmts[-1], (ir.While, ir.For)):
+        return None
+    prefix, loop = stmts[:-1], stmts[-1]
+    if contains_spawn(prefix) or contains_return(prefix):
+        return None
+    if isinstance(loop, ir.For) and not isinstance(loop.step, ir.Const):
+        return None
+    if exact_spawns(loop.body) != 1 or not eligible(loop.body):
+        return None
+    return SpawnLoop(prefix, loop)
+
+
+@dataclass
+class StateVar:
+    name: str      # C variable
+    ctype: str
+
+
+class LoopEmitter:
+    """The inductive case of a :class:`SpawnLoop`, iterations in lock step.
+
+    Phase A runs the prefix thread by thread and keeps the threads whose loop runs at
+    least once (their loop state: the fields and locals the loop uses) in a dense
+    active list.  Phase B runs one iteration of all active threads per pass, 32 at a
+    time as if-converted lane code: iteration ``it`` writes child block ``it`` (one
+    child per active thread: dense when the body has one spawn site), and the threads
+    whose loop goes on are compacted into the next active list."""
+
+    def __init__(self, gen: Any, shape: SpawnLoop, columns: tuple[ir.Param, ...],
+                 dynamic: bool) -> None:
+        from revec.backends.c_codegen import var
+        from revec.transforms.blocking import used_vars
+
+        self.gen = gen
+        self.shape = shape
+        self.columns = columns
+        self.dynamic = dynamic
+        t = gen.t
+        used = used_vars(shape.loop.body) | used_vars(_loop_header(shape.loop))
+        self.state: list[StateVar] = [StateVar(var(p.name), ctype(p.ty)) for p in columns
+                                      if p.name in used]
+        carried = live_in(shape.loop.body) | used_vars(_loop_header(shape.loop))
+        self.state += [StateVar(var(n), ctype(ty)) for n, ty in sorted(t.locals.items())
+                       if n in carried or (isinstance(shape.loop, ir.For)
+                                           and n == shape.loop.var)]
+        if isinstance(shape.loop, ir.For):
+            self.state.append(StateVar("_stop", "int64_t"))
+        self.var = var
+
+    # -- static scratch (two active lists, ping-pong)
+    def globals(self) -> list[str]:
+        L = [f"static {s.ctype} *sa_{s.name}, *sb_{s.name};" for s in self.state]
+        L += ["static int64_t state_cap;",
+              "static void grow_state(int64_t n) {",
+              "    if (n <= state_cap) return;"]
+        for s in self.state:
+            L += [f"    sa_{s.name} = ({s.ctype} *)rv_realloc(sa_{s.name}, n * sizeof({s.ctype}));",
+                  f"    sb_{s.name} = ({s.ctype} *)rv_realloc(sb_{s.name}, n * sizeof({s.ctype}));"]
+        L += ["    state_cap = n;", "}"]
+        return L
+
+    def free(self) -> list[str]:
+        return [f"    free(sa_{s.name}); free(sb_{s.name}); sa_{s.name} = sb_{s.name} = NULL;"
+                for s in self.state] + ["    state_cap = 0;"]
+
+    def cont(self) -> str:
+        """The loop condition after (or before) an iteration, over the lane's state."""
+        loop = self.shape.loop
+        if isinstance(loop, ir.While):
+            return self.gen.expr(loop.cond)
+        i = self.var(loop.var)
+        return f"({i} < _stop)" if loop.step.value > 0 else f"({i} > _stop)"
+
+    def emit(self, ind_used: set[str]) -> list[str]:
+        from revec.backends.c_codegen import CStmts
+
+        gen, var = self.gen, self.var
+        loop = self.shape.loop
+        L = ["    /* phase A: the prefix per thread; threads entering the loop -> active list */",
+             "    grow_state(ni + 32);",
+             "    int64_t na = 0;"]
+        L += [f"    {s.ctype} *sc_{s.name} = sa_{s.name}, *sn_{s.name} = sb_{s.name};"
+              for s in self.state]
+        L.append("    for (int64_t j = 0; j < ni; j++) {")
+        L += [f"        {var(p.name)} = qp_{p.name}[j];" for p in self.columns
+              if p.name in ind_used]
+        if isinstance(loop, ir.For):
+            L.append("        int64_t _stop;")
+        L += CStmts(gen, "kernel").block(self.shape.prefix, "        ")
+        if isinstance(loop, ir.For):
+            L += [f"        {var(loop.var)} = {gen.expr(loop.start)};",
+                  f"        _stop = {gen.expr(loop.stop)};"]
+        L += [f"        sc_{s.name}[na] = {s.name};" for s in self.state]
+        L += [f"        na += ({self.cont()}) ? 1 : 0;", "    }"]
+        L += ["    /* phase B: iteration it of every active thread makes its spawn it */",
+              "    for (int64_t it = 0; na > 0; it++) {",
+              "        kused = it + 1;"]
+        if self.dynamic:
+            L += ["        if (kused > kcap_alloc || out_base + kused * ns > cap_frames) {",
+                  "            grow_children(out_base + 2 * kused * ns, 2 * kused);",
+                  *[f"            p_{p.name} = c_{p.name};" for p in self.columns],
+                  "            kc = kcnt;",
+                  "        }"]
+        L += ["        int64_t d = out_base + it * ns, nn = 0, a = 0;",
+              f"        for (; a < na; a += {LANES}) {{",
+              f"            int lanes = na - a < {LANES} ? (int)(na - a) : {LANES};",
+              f"            if (lanes == {LANES}) {{"]
+        L += self.chunk("                ", full=True)
+        L += ["            } else {"]
+        L += self.chunk("                ", full=False)
+        L += ["            }", "        }"]
+        L += [f"        {{ {s.ctype} *x = sc_{s.name}; sc_{s.name} = sn_{s.name}; "
+              f"sn_{s.name} = x; }}" for s in self.state]
+        L += ["        na = nn;", "    }"]
+        return L
+
+    def chunk(self, ind: str, full: bool) -> list[str]:
+        """One pass over 32 active threads (``full``) or the last ``lanes`` of them (the
+        others repeat the last thread's state and are masked off)."""
+        gen, var = self.gen, self.var
+        loop = self.shape.loop
+        code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
+                           gen.lane_reduce, _stmt_fn(gen)).run_under(
+            loop.body, ind + "    ", None if full else "_valid")
+        L = [f"{ind}uint8_t go[{LANES}];"]
+        L += [f"{ind}{s.ctype} x_{s.name}[{LANES}];" for s in self.state]
+        for site in code.sites:
+            L.append(f"{ind}uint8_t m{site.index}[{LANES}], k{site.index}[{LANES}];")
+            L += [f"{ind}{ctype(p.ty)} a{site.index}_{p.name}[{LANES}];" for p in self.columns]
+        L.append("#pragma GCC ivdep")
+        L.append(f"{ind}for (int u = 0; u < {LANES}; u++) {{")
+        src = "a + u" if full else "a + (u < lanes ? u : lanes - 1)"
+        if not full:
+            L.append(f"{ind}    uint8_t _valid = u < lanes;")
+        L.append(f"{ind}    int64_t q = {src};")
+        names = {s.name for s in self.state}
+        L += [f"{ind}    {s.ctype} {s.name} = sc_{s.name}[q];" for s in self.state]
+        L += [f"{ind}    {ctype(ty)} {var(n)} = 0;" for n, ty in sorted(gen.t.locals.items())
+              if var(n) not in names]
+        L += code.lines
+        if isinstance(loop, ir.For):
+            L.append(f"{ind}    {var(loop.var)} += {gen.expr(loop.step)};")
+        valid = "" if full else "_valid && "
+        L.append(f"{ind}    go[u] = {valid}({self.cont()});")
+        L += [f"{ind}    x_{s.name}[u] = {s.name};" for s in self.state]
+        L.append(f"{ind}}}")
+        # the children: block it gets one per lane
+        if len(code.sites) == 1 and not code.sites[0].conditional and full:
+            L += [f"{ind}for (int u = 0; u < {LANES}; u++) p_{p.name}[d + kc[it] + u] = "
+                  f"a0_{p.name}[u];" for p in self.columns]
+            L.append(f"{ind}kc[it] += {LANES};")
+        else:
+            for site in code.sites:
+                i = site.index
+                L.append(f"{ind}{{ uint32_t b = rv_bits32(m{i});")
+                for p in self.columns:
+                    w = 8 * p.ty.dtype.itemsize
+                    L.append(f"{ind}  RV_STEP{w}((const uint{w}_t *)a{i}_{p.name}, "
+                             f"(uint{w}_t *)(p_{p.name} + d), kc[it], b);")
+                L.append(f"{ind}  kc[it] += __builtin_popcount(b); }}")
+        # the threads whose loop goes on
+        L.append(f"{ind}{{ uint32_t b = rv_bits32(go);")
+        for s in self.state:
+            w = {"int8_t": 8, "uint8_t": 8, "bool": 8, "int16_t": 16, "uint16_t": 16,
+                 "int32_t": 32, "uint32_t": 32, "float": 32}.get(s.ctype, 64)
+            L.append(f"{ind}  RV_STEP{w}((const uint{w}_t *)x_{s.name}, "
+                     f"(uint{w}_t *)sn_{s.name}, nn, b);")
+        L.append(f"{ind}  nn += __builtin_popcount(b); }}")
+        return L
+
+
+def live_in(body: tuple[ir.Stmt, ...]) -> set[str]:
+    """Names an iteration of ``body`` may read before assigning them itself (a
+    conservative answer: only unconditional top-level assignments define)."""
+    from revec.transforms.blocking import used_vars
+
+    defined: set[str] = set()
+    out: set[str] = set()
+    for st in body:
+        match st:
+            case ir.Assign(target=t, value=v):
+                out |= used_vars(v) - defined
+                defined.add(t)
+            case ir.Unpack(targets=ts, call=call):
+                out |= used_vars(call) - defined
+                defined.update(ts)
+            case _:
+                out |= used_vars(st) - defined
+    return out
+
+
+def _loop_header(loop: ir.While | ir.For) -> tuple[ir.Stmt, ...]:
+    """The loop's own expressions as statements (for :func:`used_vars`)."""
+    if isinstance(loop, ir.While):
+        return (ir.ExprStmt(loop.loc, loop.cond),)
+    return (ir.ExprStmt(loop.loc, loop.step),)
+
+
+def _stmt_fn(gen: Any) -> Callable[[ir.Stmt, str], list[str]]:
+    from revec.backends.c_codegen import CStmts
+
+    return CStmts(gen, "kernel").stmt
