@@ -364,8 +364,10 @@ class LoopEmitter:
         L.append(f"{ind}}}")
         # the children: block it gets one per lane
         if len(code.sites) == 1 and not code.sites[0].conditional and full:
-            L += [f"{ind}for (int u = 0; u < {LANES}; u++) p_{p.name}[d + kc[it] + u] = "
+            L.append(f"{ind}{{ const int64_t at = d + kc[it];")
+            L += [f"{ind}  for (int u = 0; u < {LANES}; u++) p_{p.name}[at + u] = "
                   f"a0_{p.name}[u];" for p in self.columns]
+            L.append(f"{ind}}}")
             L.append(f"{ind}kc[it] += {LANES};")
         else:
             for site in code.sites:
