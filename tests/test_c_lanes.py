@@ -39,3 +39,21 @@ def test_lock_step_paths(task: str, marker: str) -> None:
         assert c.stats.peak_live == nb.stats.peak_live
         assert c.stats.utilization == nb.stats.utilization
     assert max(c.stats.tasks_per_level) > 1000  # wide enough for many full chunks
+
+
+@pytest.mark.parametrize("task", ["branches", "whiles"])
+def test_scalar_split_matches_table_split(task: str) -> None:
+    """--compaction scalar (the kernel's branch-free scalar split, Fig. 16's 'without')
+    gives the table-driven build's reducers and statistics."""
+    program = get_program(PROGRAM)
+    table = compiled_task(program, task, "c", "table")
+    scalar = compiled_task(program, task, "c", "scalar")
+    assert table is not scalar
+    for variant, b, r in CONFIGS[:4]:
+        a = run_loaded(program, task, (), variant=variant, backend="c", block_size=b,
+                       reexp_threshold=r, compaction="table")
+        s = run_loaded(program, task, (), variant=variant, backend="c", block_size=b,
+                       reexp_threshold=r, compaction="scalar")
+        assert close(s.reducers, a.reducers)
+        assert s.stats.tasks_per_level == a.stats.tasks_per_level
+        assert s.stats.peak_live == a.stats.peak_live
