@@ -134,13 +134,18 @@ class _Bench:
 
     def cpython(self) -> None:
         rec = Record(impl="cpython", backend="python")
+        if self.tasks == 0:
+            rec.status = "skipped: no revec run gave the task count to estimate its time"
+            self._tick("cpython (skipped)", self.plan.repeats)
+            self.records.append(rec)
+            return
         q = preset(self.p.name, "quick")
         fn = baselines.prepare(self.p.name, "python", q.args)
         t0 = time.perf_counter()
         fn()
         t_quick = time.perf_counter() - t0
-        quick = run_loaded(self.program, q.task, q.root_args, variant="bfs", backend="c",
-                           max_memory=self.max_memory)
+        quick = run_loaded(self.program, q.task, q.root_args, variant="reexp",
+                           backend=self.plan.backends[0], block_size=WARM_BLOCK, max_memory=0)
         per_task = t_quick / max(1, quick.stats.tasks)
         estimate = per_task * self.tasks
         rec.note = (f"estimated {estimate:.3g} s per run ({per_task * 1e9:.0f} ns per task "
@@ -176,9 +181,39 @@ class _Bench:
         self.fastest[backend] = min(self.fastest.get(backend, float("inf")), t)
 
     def _far_slower(self, backend: str, t: float, curve_best: float = float("inf")) -> bool:
-        """Is ``t`` more than ``slow_factor`` times the best this back end has shown?"""
+        """Is ``t`` more than ``slow_factor`` times the best this back end (or this
+        curve) has shown, and longer than ``stop_floor`` seconds?"""
         ref = min(curve_best, self.fastest.get(backend, float("inf")))
-        return t > self.plan.slow_factor * ref
+        return t > self.plan.stop_floor and t > self.plan.slow_factor * ref
+
+    def _slow_on_c(self, strategy: str, b: int) -> bool:
+        """Was this schedule (strategy, B) far slower than its curve's best on the C back
+        end, or not run there?  (The schedule, and so the blocks, are the same on both
+        back ends.)"""
+        curve = [r for r in self.records if r.impl == "revec" and r.backend == "c"
+                 and r.strategy == strategy and r.compaction == "table"]
+        same = [r for r in curve if r.block_size == b]
+        times = [r.seconds for r in curve if r.seconds is not None]
+        if not same or not times:
+            return False
+        t = same[0].seconds
+        if t is None:
+            return same[0].status.startswith("not run")
+        return t > self.plan.stop_floor / 4 and t > self.plan.slow_factor * min(times)
+
+    def _stop_scan(self, backend: str | None, t: float, prev: float | None,
+                   curve_best: float) -> bool:
+        """Stop a scan (towards smaller B) after a run of ``t`` seconds: when it is far
+        slower than the best, or when the next size, extrapolated from the growth between
+        the last two sizes, would be over twice that."""
+        key = backend or ""
+        if self._far_slower(key, t, curve_best):
+            return True
+        if prev is None or prev <= 0:
+            return False
+        predicted = t * max(1.0, t / prev)
+        ref = min(curve_best, self.fastest.get(key, float("inf")))
+        return predicted > self.plan.stop_floor and predicted > 2 * self.plan.slow_factor * ref
 
     def bfs(self, backend: str) -> None:
         rec = Record(impl="revec", backend=backend, strategy="bfs",
@@ -203,14 +238,19 @@ class _Bench:
         recs: list[Record] = []
         best = float("inf")
         stopped: float | None = None
+        prev: float | None = None
         for b in sorted(sizes, reverse=True):
             rec = Record(impl="revec", backend=backend, strategy=strategy, block_size=b,
                          compaction=compaction)
             recs.append(rec)
             if stopped is not None:
                 rec.status = (f"not run: the scan stopped at a larger B "
-                              f"({stopped:.3g} s, over {plan.slow_factor:g}x the back "
-                              "end's best)")
+                              f"({stopped:.3g} s there)")
+                self._tick(f"{backend} {strategy} B={b} (skipped)")
+                continue
+            if backend != "c" and self._slow_on_c(strategy, b):
+                rec.status = ("not run: the same schedule on the C back end was not run or "
+                              f"over {plan.slow_factor:g}x its best there")
                 self._tick(f"{backend} {strategy} B={b} (skipped)")
                 continue
             self._repeat(rec, 1)
@@ -218,8 +258,9 @@ class _Bench:
             if t is None:
                 continue
             best = min(best, t)
-            if self._far_slower(backend, t, best):
+            if self._stop_scan(backend, t, prev, best):
                 stopped = t
+            prev = t
         timed = sorted((r for r in recs if r.seconds is not None), key=lambda r: r.seconds or 0)
         chosen = [r for r in timed[:plan.refine] if (r.seconds or 0) <= plan.refine_within * best]
         for r in chosen:
@@ -253,20 +294,25 @@ class _Bench:
         self.warm("c", "scalar")
         sizes = set(plan.scalar_sizes) | ({top.block_size} if top and top.block_size else set())
         stopped: float | None = None
+        prev: float | None = None
+        own = float("inf")                 # the scalar curve is compared with itself
         for b in sorted(sizes, reverse=True):
             runs = plan.repeats if top is not None and b == top.block_size else 1
             rec = Record(impl="revec", backend="c", strategy="reexp", block_size=b,
                          compaction="scalar")
             self.records.append(rec)
             if stopped is not None and runs == 1:
-                rec.status = (f"not run: the scan stopped at a larger B ({stopped:.3g} s, "
-                              f"over {plan.slow_factor:g}x the back end's best)")
+                rec.status = f"not run: the scan stopped at a larger B ({stopped:.3g} s there)"
                 self._tick(f"c reexp B={b} scalar (skipped)")
                 continue
             self._repeat(rec, runs)
             t = rec.seconds
-            if t is not None and self._far_slower("c", t):
+            if t is None:
+                continue
+            own = min(own, t)
+            if self._stop_scan(None, t, prev, own):
                 stopped = t
+            prev = t
 
     def planned_runs(self) -> int:
         plan, r = self.plan, self.plan.repeats
@@ -331,9 +377,10 @@ def best_record(recs: Sequence[Record]) -> Record | None:
 
 
 def run_benchmark(name: str, size: str, plan: SweepPlan, max_memory: int,
-                  progress: bool = True) -> dict[str, Any]:
-    """Measure one benchmark; its JSON record (see docs/benchmarks.md)."""
-    p = preset(name, size)
+                  progress: bool = True, inputs: Preset | None = None) -> dict[str, Any]:
+    """Measure one benchmark at a preset size (or on ``inputs``); its JSON record (see
+    docs/benchmarks.md)."""
+    p = inputs if inputs is not None else preset(name, size)
     t0 = time.perf_counter()
     with tqdm(total=1, desc=name, unit="run", disable=not progress, leave=False,
               dynamic_ncols=True) as bar:

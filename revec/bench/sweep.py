@@ -12,9 +12,14 @@ minutes on two cores (docs/benchmarks.md):
 * bfs does not depend on B: one configuration per back end;
 * blocked and reexp (R = B) are *scanned* from the largest B down, one timed run per size;
   the C back end at every power of two, the numba back end (several times slower per
-  task) at every third one (2^4, 2^7, ..., 2^16).  Once a run takes more than ``slow_factor`` times the
-  curve's best so far, the smaller sizes are not run (they are slower still: more, smaller
-  blocks) and are recorded as such;
+  task) at every third one (2^4, 2^7, ..., 2^16).  The scan stops (the smaller sizes are
+  recorded as not run: they are slower still, with more and smaller blocks) once a run
+  takes longer than ``stop_floor`` seconds and more than ``slow_factor`` times the best of
+  the back end so far (the warm-up run at B = 4096 included), or once the next size,
+  extrapolated from the growth between the last two, would take over twice that;
+* the numba back end skips the sizes whose schedule (same strategy and B: the same
+  blocks) was not run or was over ``slow_factor`` times its curve's best on the C back end;
+* bfs: one run, repeated only if it is not that far slower;
 * the best scanned sizes of each curve (at most ``refine`` of them, within
   ``refine_within`` of its best run) are *refined* to ``repeats`` runs; the best median
   among them is the curve's entry in Table 2;
@@ -41,9 +46,10 @@ class SweepPlan:
     strategies: tuple[str, ...] = ("bfs", "blocked", "reexp")
     backends: tuple[str, ...] = ("c", "numba")
     slow_factor: float = 4.0           # stop a scan once a run is this much slower than its best
+    stop_floor: float = 1.0            # ... and takes longer than this (seconds)
     refine: int = 2                    # scanned sizes refined to `repeats` runs, per curve
     refine_within: float = 1.1         # ... if within this factor of the curve's best run
-    cpython_cap: float = 10.0          # seconds per CPython run (estimated) above which it is skipped
+    cpython_cap: float = 5.0           # seconds per CPython run (estimated) above which it is skipped
     compaction_figure: bool = True     # Fig. 16 (C back end, scalar split)
 
     def sizes(self, backend: str) -> tuple[int, ...]:
@@ -59,8 +65,11 @@ class SweepPlan:
         return (f"medians of {self.repeats} timed runs after an untimed warm-up (compile "
                 f"excluded); bfs once per back end (independent of B); blocked and reexp "
                 f"(R = B) scanned from the largest B down with one run per size (C: {pw(self.c_sizes)}; "
-                f"numba: {pw(self.numba_sizes)}), the scan stopped once a run took more than "
-                f"{self.slow_factor:g}x the curve's best; the best {self.refine} scanned "
+                f"numba: {pw(self.numba_sizes)}), the scan stopped once a run took over "
+                f"{self.stop_floor:g} s and {self.slow_factor:g}x the back end's best (or the "
+                f"next size, extrapolated, would take twice that); bfs repeated only if not "
+                f"that slow; numba skips a size whose schedule was over {self.slow_factor:g}x its "
+                f"curve's best (or not run) on the C back end; the best {self.refine} scanned "
                 f"size(s) within {self.refine_within:g}x of it refined to {self.repeats} runs; "
                 f"Fig. 16: C reexp with the scalar split at {pw(self.scalar_sizes)} (one run) "
                 f"and at the table split's best B ({self.repeats} runs); CPython recursion "

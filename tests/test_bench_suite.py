@@ -1,0 +1,117 @@
+"""``revec bench`` (the eight-benchmark suite) and ``revec report bench``: a reduced sweep
+on quick presets writes the table, the figures and JSON records of the documented shape,
+and the report is re-rendered from the stored records alone; the memory budget turns an
+over-wide bfs run into a recorded stop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from revec.bench.presets import Preset
+from revec.bench.suite import OVER_BUDGET, run_benchmark
+from revec.bench.suite_figures import FIGURES
+from revec.bench.sweep import SweepPlan
+from revec.cli import main
+
+NAMES = ("fib", "nqueens")
+
+
+@pytest.fixture(scope="module")
+def suite_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict], str]:
+    reports = tmp_path_factory.mktemp("reports")
+    capture = reports / "stdout.json"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["bench", *NAMES, "--size", "quick", "--block-sizes", "16,1024",
+                     "--reports-dir", str(reports), "--json", "--no-progress"])
+    assert code == 0
+    capture.write_text(buf.getvalue())
+    out = reports / "bench" / "quick"
+    return out, json.loads(buf.getvalue()), (out / "README.md").read_text()
+
+
+def test_json_shape_and_verification(suite_run: tuple[Path, list[dict], str]) -> None:
+    _, recs, _ = suite_run
+    assert [r["name"] for r in recs] == list(NAMES)
+    for rec in recs:
+        assert {"name", "size", "input", "reducers", "verified", "results"} <= set(rec)
+        assert rec["size"] == "quick" and rec["verified"] is True
+        assert rec["input"]["args"] and rec["input"]["repeats"] == 5
+        assert rec["reducers"] == rec["expected"] or set(rec["expected"]) <= set(rec["reducers"])
+        impls = {r["impl"] for r in rec["results"]}
+        assert {"c-recursive", "njit", "cpython", "revec"} <= impls
+        revec = [r for r in rec["results"] if r["impl"] == "revec"]
+        seen = {(r["backend"], r["strategy"]) for r in revec}
+        assert seen == {(b, s) for b in ("c", "numba") for s in ("bfs", "blocked", "reexp")}
+        assert any(r.get("compaction") == "scalar" for r in revec)
+        for r in rec["results"]:
+            if r["status"] == "ok" and r["impl"] != "cpython":
+                assert r["verified"] is True and r["runs"] >= 1 and r["seconds"] > 0
+        # every curve's entry in Table 2 is a median of 5 runs
+        for b in ("c", "numba"):
+            for s in ("blocked", "reexp"):
+                curve = [r for r in revec if (r["backend"], r["strategy"]) == (b, s)
+                         and r.get("compaction") != "scalar"]
+                assert sorted(r["block_size"] for r in curve) == [16, 1024]
+                assert max(r["runs"] for r in curve) == 5
+        assert rec["tree"]["tasks_per_level"] and rec["reexp_per_level"]
+
+
+def test_report_files_and_rerender_from_stored(suite_run: tuple[Path, list[dict], str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    out, _, readme = suite_run
+    assert "## Table 2" in readme and "Peak live" in readme.replace("peak live", "Peak live")
+    for name in NAMES:
+        assert (out / "results" / f"{name}.json").is_file()
+        assert f"| {name} |" in readme
+    for fig in FIGURES:
+        assert (out / fig).stat().st_size > 1000
+        (out / fig).unlink()
+    (out / "README.md").unlink()
+
+    def no_runs(*a: object, **k: object) -> None:
+        raise AssertionError("revec report bench must not run anything")
+
+    import revec.bench.baselines
+    import revec.bench.suite
+
+    monkeypatch.setattr(revec.bench.suite, "run_loaded", no_runs)
+    monkeypatch.setattr(revec.bench.baselines, "prepare", no_runs)
+    assert main(["report", "bench", "--reports-dir", str(out.parents[1])]) == 0
+    assert (out / "README.md").read_text() == readme
+    for fig in FIGURES:
+        assert (out / fig).is_file()
+
+
+def test_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "fib", "--size", "huge", "--reports-dir", str(tmp_path)]) == 2
+    assert main(["bench", "nosuch", "--reports-dir", str(tmp_path)]) == 2
+    assert main(["bench", "fib", "--block-sizes", "0", "--reports-dir", str(tmp_path)]) == 2
+    assert main(["report", "bench", "--reports-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "revec bench" in err
+
+
+def test_over_budget_bfs_is_recorded_not_fatal() -> None:
+    # graphcol(16): its widest bfs level does not fit in 1 MiB; reexp at B = 256 does
+    p = Preset("graphcol", "test", {"n": 16}, "first 16 vertices", ("colourings",))
+    plan = SweepPlan(repeats=1, c_sizes=(256,), backends=("c",), strategies=("bfs", "reexp"),
+                     compaction_figure=False, cpython_cap=0.0)
+    rec = run_benchmark("graphcol", "test", plan, max_memory=1 << 20, progress=False, inputs=p)
+    by = {r["strategy"]: r for r in rec["results"] if r["impl"] == "revec"}
+    assert by["bfs"]["status"] == OVER_BUDGET and by["bfs"]["seconds"] is None
+    assert by["reexp"]["status"] == "ok" and by["reexp"]["verified"] is True
+    assert rec["verified"] is True
+    cpython = [r for r in rec["results"] if r["impl"] == "cpython"][0]
+    assert cpython["status"].startswith("skipped")
+
+    from revec.bench.suite_report import render_text
+
+    text = render_text([dict(rec, machine={})], [])
+    assert "stopped (memory)" in text and OVER_BUDGET in text
