@@ -148,8 +148,8 @@ class _Bench:
                            backend=self.plan.backends[0], block_size=WARM_BLOCK, max_memory=0)
         per_task = t_quick / max(1, quick.stats.tasks)
         estimate = per_task * self.tasks
-        rec.note = (f"estimated {estimate:.3g} s per run ({per_task * 1e9:.0f} ns per task "
-                    f"on the quick preset)")
+        rec.note = (f"estimate {estimate:.3g} s: {per_task * 1e9:.0f} ns per task on the "
+                    f"quick preset x {self.tasks:,} tasks")
         if estimate > self.plan.cpython_cap:
             rec.status = f"skipped: estimated {_fmt_s(estimate)} per run"
             self._tick("cpython (skipped)", self.plan.repeats)

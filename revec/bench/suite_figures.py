@@ -140,8 +140,9 @@ def fig_reexp(recs: list[dict[str, Any]], path: Path) -> Path:
         for b in show:
             y = per[str(b)]["reexpansions_per_level"]
             label = f"B = {b}" + (" (best)" if top and b == top["block_size"] else "")
-            ax.plot(range(len(y)), [v if v > 0 else float("nan") for v in y], ".-", ms=2,
-                    lw=0.8, label=label)
+            dense = len(y) > 200                  # deep trees (UTS): points only
+            ax.plot(range(len(y)), [v if v > 0 else float("nan") for v in y],
+                    "." if dense else ".-", ms=2, lw=0.8, label=label)
         ax.set_yscale("log")
         ax.set_title(rec["name"], fontsize=9)
         ax.set_xlabel("level", fontsize=8)

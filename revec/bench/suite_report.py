@@ -40,8 +40,28 @@ def machine_header() -> dict[str, Any]:
         info = {"cpu": platform.processor(), "python": platform.python_version(),
                 "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
     info["cores"] = os.cpu_count()
+    info["revision"] = _revision()
     info["load_at_start"] = loadavg()
     return info
+
+
+def _revision() -> str:
+    """The commit measured, and how many files of revec/ and benchmarks/ differed from it."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "revec", "benchmarks"],
+                               cwd=root, capture_output=True, text=True,
+                               timeout=10).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    if not head:
+        return "unknown"
+    return head + (f" with {len(dirty)} uncommitted file(s) in revec/ or benchmarks/"
+                   if dirty else "")
 
 
 # ---------------------------------------------------------------------- record access
@@ -245,6 +265,8 @@ def unusual(recs: list[dict[str, Any]]) -> list[str]:
     for rec in recs:
         groups: dict[str, list[str]] = {}
         for r in rec["results"]:
+            if r["impl"] == "cpython" and r.get("verified") is not False:
+                continue                                   # its own line below
             if r["status"] == "ok" and r.get("verified") is not False:
                 continue
             what = r["impl"] if r["impl"] != "revec" else (
@@ -261,8 +283,9 @@ def unusual(recs: list[dict[str, Any]]) -> list[str]:
             sizes = ", ".join(b for b in bs if b)
             out.append(f"- {rec['name']}, {key}" + (f" (B = {sizes})" if sizes else ""))
         py = baseline(rec, "cpython")
-        if py is not None and py.get("note") and py.get("seconds") is None:
-            out.append(f"- {rec['name']}, CPython recursion: {py['note']}")
+        if py is not None and py.get("seconds") is None:
+            out.append(f"- {rec['name']}, CPython recursion: {py['status']}"
+                       + (f" ({py['note']})" if py.get("note") else ""))
     return out
 
 
@@ -303,6 +326,7 @@ def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
         f"- Machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores; "
         f"{m.get('compiler', '?')}; flags `{m.get('cflags', '?')}`; "
         f"Python {m.get('python', '?')}, numpy {m.get('numpy', '?')}.",
+        f"- Code: {m.get('revision', '?')}.",
         f"- Measured: {m.get('date', '?')}; load average (1/5/15 min) when each benchmark "
         f"started: {loads}. Other jobs shared the machine's 2 cores.",
         f"- Suite time (measurement, including compilation): {total / 60:.1f} min.",

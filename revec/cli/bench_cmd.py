@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-report", action="store_true", help="measure only, write no files")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    p.add_argument("--list", action="store_true",
+                   help="list the registered benchmarks besides the suite and exit")
     p.set_defaults(func=run)
 
 
@@ -58,8 +59,8 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
 def run(args: argparse.Namespace) -> int:
     from revec.bench.presets import BENCHMARKS, SIZES
 
-    if args.list:
-        for name in (*BENCHMARKS, *(n for n in bench.names() if n not in BENCHMARKS)):
+    if args.list:                 # the registered benchmarks besides the suite
+        for name in bench.names():
             print(name)
         return 0
     if args.repeats is not None and args.repeats < 1:
@@ -67,18 +68,20 @@ def run(args: argparse.Namespace) -> int:
     names = args.names or list(BENCHMARKS)
     suite_names = [n for n in names if n in BENCHMARKS]
     others = {n: bench.get_runner(n) for n in names if n not in BENCHMARKS}  # unknown: fail
-    out: list[dict[str, object]] = []
-    if suite_names:
-        out += _run_suite(args, suite_names, SIZES)
+    records = _run_suite(args, suite_names, SIZES) if suite_names else []
+    results: dict[str, object] = {}
     if others:
         size = None if args.size in SIZES else args.size
         options = bench.BenchOptions(size=size, reports_dir=Path(args.reports_dir),
                                      repeats=args.repeats, progress=not args.no_progress,
                                      write_report=not args.no_report)
-        for name, runner in others.items():
-            out.append({"name": name, "size": size, "results": runner(options)})
+        results = {name: runner(options) for name, runner in others.items()}
     if args.json:
-        print_json(out)
+        # the suite: a list with one record per benchmark; other benchmarks: {name: results}
+        if results and records:
+            print_json({"suite": records, **results})
+        else:
+            print_json(records if records else results)
     return 0
 
 
