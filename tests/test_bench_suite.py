@@ -115,3 +115,44 @@ def test_over_budget_bfs_is_recorded_not_fatal() -> None:
 
     text = render_text([dict(rec, machine={})], [])
     assert "stopped (memory)" in text and OVER_BUDGET in text
+
+
+class _Bar:
+    def set_postfix_str(self, *a: object, **k: object) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+def test_sweep_scan_stop_skip_and_refine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep's rules on synthetic times (seconds by back end and B; nothing runs)."""
+    from revec.bench import suite
+    from revec.bench.presets import preset
+
+    c_time = {65536: 0.5, 16384: 0.4, 4096: 0.43, 1024: 0.9, 256: 3.0, 64: 9.0, 16: 30.0}
+    nb_time = {65536: 2.0, 16384: 1.5, 4096: 1.6, 1024: 2.5, 256: 6.0, 64: 12.0, 16: 60.0}
+    ran: list[tuple[str, int]] = []
+
+    def fake_once(self: suite._Bench, rec: suite.Record) -> bool:
+        table = c_time if rec.backend == "c" else nb_time
+        ran.append((rec.backend, rec.block_size or 0))
+        rec.times.append(table[rec.block_size or 65536])
+        rec.verified = True
+        return True
+
+    monkeypatch.setattr(suite._Bench, "_revec_once", fake_once)
+    plan = SweepPlan(c_sizes=tuple(c_time), numba_sizes=tuple(nb_time))
+    b = suite._Bench(preset("fib", "quick"), plan, 0, _Bar())
+    c = {r.block_size: r for r in b.curve("c", "reexp", plan.c_sizes, "table")}
+    # 3.0 s at 256 is over 1 s and 4x the best (0.4): the smaller sizes are not run
+    assert len(c[256].times) == 1 and c[256].status == "ok"
+    assert c[64].status.startswith("not run") and c[16].status.startswith("not run")
+    # the two best scanned sizes within 1.1x of the best are refined to 5 runs
+    assert len(c[16384].times) == 5 and len(c[4096].times) == 5
+    assert len(c[65536].times) == 1 and suite.best_record(list(c.values())) is c[16384]
+    # numba: sizes whose schedule was over 4x its best on C (or not run there) are skipped
+    nb = {r.block_size: r for r in b.curve("numba", "reexp", plan.numba_sizes, None)}
+    assert nb[256].status.startswith("not run") and nb[16].status.startswith("not run")
+    assert ("numba", 256) not in ran and ("numba", 64) not in ran
+    assert len(nb[16384].times) == 5
