@@ -12,7 +12,8 @@ from scipy.stats import chisquare
 from revec.cli import main
 from revec.errors import RevecError
 from revec.treegen.reference import all_trees, children_table
-from revec.treegen.sampler import sample_preorders, tables_for
+from revec.treegen.rng import root_state
+from revec.treegen.sampler import TreeBuffers, sample_preorders, sample_tree, tables_for
 from revec.treegen.splits import (
     AT_MOST,
     GREEN,
@@ -21,6 +22,7 @@ from revec.treegen.splits import (
     children_of,
     choose_split,
     choose_split_large,
+    choose_split_scaled,
     choose_split_small,
     position_range,
     position_weights,
@@ -167,6 +169,44 @@ def test_large_scan_equals_generic_scan(n: int, h: int) -> None:
                 assert a == b, (kind, hh, m, u)
                 checked += 1
     assert checked > 3000
+
+
+@pytest.mark.parametrize("n,h,rate", [(10001, 20, 0.7), (10001, 100, 0.99),
+                                       (2001, 300, 0.99), (10001, 150, 0.99)])
+def test_scaled_scan_equals_exact_scan_when_it_decides(n: int, h: int, rate: float) -> None:
+    """The sampler's scaled scan (products instead of exps) gives the exact scan's
+    choice whenever it decides; it decides for nearly every node of sampled trees
+    (tight height budgets excepted: their scaling factor would overflow), and it
+    declines for u on (or next to) the exact scan's sums, where a rounding difference
+    could matter."""
+    t = tables_for(n, h)
+    buf = TreeBuffers(n, h)
+    rng = np.random.default_rng(7 * n + h)
+    decided = random_u = at_sums = declined_at_sums = 0
+    for trial in range(3):
+        sample_tree(*t.kernel_args(), (n - 1) // 2, h, np.uint64(root_state(5, trial)),
+                    buf.first_child, buf.node_m, buf.node_h, buf.node_kind, buf.node_state,
+                    buf.level_start, buf.queue)
+        big = np.flatnonzero(buf.node_m[:n] > SMALL)
+        for x in rng.choice(big, size=min(len(big), 60), replace=False):
+            m, hh, kind = int(buf.node_m[x]), int(buf.node_h[x]), int(buf.node_kind[x])
+            start = t.start_a if kind == AT_MOST else t.start_e
+            sums = [v for v in _thresholds(t, m, hh, kind, start, 6) if 0.0 < v < 1.0]
+            cases = [(float(u), False) for u in rng.random(5)]
+            cases += [(u, True) for v in sums for u in (v, np.nextafter(v, 0.0))]
+            for u, on_sum in cases:
+                p, o, ok = choose_split_scaled(t.la, t.le, t.sc, t.sd, start, m, hh, kind, u)
+                if ok:
+                    assert (p, o) == choose_split(t.la, t.le, start, m, hh, kind, u), (
+                        kind, hh, m, u)
+                if on_sum:
+                    at_sums += 1
+                    declined_at_sums += not ok
+                else:
+                    random_u += 1
+                    decided += ok
+    assert random_u > 300 and decided >= rate * random_u, (decided, random_u)
+    assert at_sums > 300 and declined_at_sums == at_sums
 
 
 @pytest.mark.parametrize("n,h", [(20, 5), (7, 2), (5, 4), (-1, 3)])

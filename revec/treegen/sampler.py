@@ -45,9 +45,11 @@ from revec.treegen.splits import (
     build_split_tables,
     children_of,
     choose_split_large,
+    choose_split_scaled,
     choose_split_small,
     compact_split_tables,
     mode_table,
+    scaled_tables,
 )
 
 __all__ = ["AT_MOST", "GREEN", "SMALL", "Tables", "TreeBuffers", "sample_preorders",
@@ -56,7 +58,8 @@ __all__ = ["AT_MOST", "GREEN", "SMALL", "Tables", "TreeBuffers", "sample_preorde
 
 @njit(cache=True, nogil=True)
 def sample_tree(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e: np.ndarray,
-                off: np.ndarray, rec: np.ndarray, pos_t: np.ndarray, m_root: int, h_root: int,
+                off: np.ndarray, rec: np.ndarray, pos_t: np.ndarray, sc: np.ndarray,
+                sd: np.ndarray, m_root: int, h_root: int,
                 state: np.uint64, first_child: np.ndarray, node_m: np.ndarray,
                 node_h: np.ndarray, node_kind: np.ndarray, node_state: np.ndarray,
                 level_start: np.ndarray, queue: np.ndarray) -> int:
@@ -99,10 +102,13 @@ def sample_tree(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e: np
                 pos, opt = 0, 0  # two leaves: the only split, whatever u (tested)
             elif m < small:
                 pos, opt = choose_split_small(off, rec, pos_t, m, h, kind, node_uniform(s))
-            elif kind == AT_MOST:
-                pos, opt = choose_split_large(la, le, start_a, m, h, kind, node_uniform(s))
             else:
-                pos, opt = choose_split_large(la, le, start_e, m, h, kind, node_uniform(s))
+                # larger nodes: the scaled scan, or the exact one where it cannot decide
+                start = start_a if kind == AT_MOST else start_e
+                u = node_uniform(s)
+                pos, opt, ok = choose_split_scaled(la, le, sc, sd, start, m, h, kind, u)
+                if not ok:
+                    pos, opt = choose_split_large(la, le, start, m, h, kind, u)
             lm, lh, lk, rm, rh, rk = children_of(m, h, kind, pos, opt)
             first_child[x] = top
             first_child[top] = -1
@@ -141,9 +147,12 @@ class Tables:
     off: np.ndarray  # the recorded scans of small nodes (splits.compact_split_tables)
     rec: np.ndarray
     pos: np.ndarray
+    sc: np.ndarray  # scaled counts for larger nodes (splits.scaled_tables)
+    sd: np.ndarray
 
     def kernel_args(self) -> tuple[np.ndarray, ...]:
-        return (self.la, self.le, self.start_a, self.start_e, self.off, self.rec, self.pos)
+        return (self.la, self.le, self.start_a, self.start_e, self.off, self.rec, self.pos,
+                self.sc, self.sd)
 
 
 @lru_cache(maxsize=4)
@@ -152,9 +161,11 @@ def _tables(max_interior: int, max_height: int) -> Tables:
     start_a = mode_table(la, le, AT_MOST)
     start_e = mode_table(la, le, GREEN)
     off, rec, pos = compact_split_tables(*build_split_tables(la, le, start_a, start_e, SMALL))
-    for a in (start_a, start_e, off, rec, pos):
+    sc, sd = scaled_tables(la, le)
+    for a in (start_a, start_e, off, rec, pos, sc, sd):
         a.setflags(write=False)
-    return Tables(2 * max_interior + 1, max_height, la, le, start_a, start_e, off, rec, pos)
+    return Tables(2 * max_interior + 1, max_height, la, le, start_a, start_e, off, rec, pos,
+                  sc, sd)
 
 
 def tables_for(n: int, h: int) -> Tables:

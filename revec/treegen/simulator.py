@@ -71,7 +71,8 @@ def check_setting(s: Setting) -> None:
 
 @njit(cache=True, nogil=True)
 def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e: np.ndarray,
-                   off: np.ndarray, rec: np.ndarray, pos_t: np.ndarray, n: int, h: int,
+                   off: np.ndarray, rec: np.ndarray, pos_t: np.ndarray, sc: np.ndarray,
+                   sd: np.ndarray, n: int, h: int,
                    seed: np.uint64, first_trial: int, trials: int, settings: np.ndarray,
                    out: np.ndarray) -> None:
     """Trials ``first_trial ..`` (``trials`` of them); ``settings[k] = (B, R, P,
@@ -93,7 +94,8 @@ def simulate_batch(la: np.ndarray, le: np.ndarray, start_a: np.ndarray, start_e:
     m_root = (n - 1) // 2
     for t in range(trials):
         state = root_state(seed, first_trial + t)
-        levels = sample_tree(la, le, start_a, start_e, off, rec, pos_t, m_root, h, state,
+        levels = sample_tree(la, le, start_a, start_e, off, rec, pos_t, sc, sd, m_root, h,
+                             state,
                              first_child, node_m, node_h, node_kind, node_state, level_start,
                              queue)
         for k in range(settings.shape[0]):

@@ -209,6 +209,123 @@ def choose_split_large(la: np.ndarray, le: np.ndarray, start: np.ndarray, m: int
     return last_pos, last_opt
 
 
+LOG4 = float(np.log(4.0))
+SCALED_DELTA = 1e-7  # margin of the scaled scan (see choose_split_scaled)
+SCALED_MAX_LOG = 1e6  # larger log counts (trees of over ~10^6 nodes): exact scan only
+
+
+@njit(cache=True, nogil=True)
+def scaled_tables(la: np.ndarray, le: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``sc[0, h, s] = exp(la[h, s] - s log 4 - sd[0, h])`` and ``sc[1]`` the same for
+    ``le``, with ``sd[k, h]`` the row's maximum of ``log count - s log 4`` (so every
+    entry is at most 1).  A weight is then a product: for a node (m, h) at most h,
+    ``w(s) = sc[0, h-1, s] sc[0, h-1, j] exp((m-1) log 4 + 2 sd[0, h-1] - la[h, m])``.
+    ``sd`` is NaN (scaled scan disabled) when a log count exceeds SCALED_MAX_LOG."""
+    hs, ms = la.shape
+    sc = np.zeros((2, hs, ms))
+    sd = np.full((2, hs), -np.inf)
+    big = False
+    for k in range(2):
+        t = la if k == 0 else le
+        for h in range(hs):
+            d = -np.inf
+            for x in range(ms):
+                v = t[h, x]
+                if v > -np.inf:
+                    if v > SCALED_MAX_LOG:
+                        big = True
+                    d = max(d, v - LOG4 * x)
+            sd[k, h] = d
+            if d > -np.inf:
+                for x in range(ms):
+                    sc[k, h, x] = np.exp(t[h, x] - LOG4 * x - d)
+    if big:
+        sd[:, :] = np.nan
+    return sc, sd
+
+
+@njit(cache=True, nogil=True)
+def choose_split_scaled(la: np.ndarray, le: np.ndarray, sc: np.ndarray, sd: np.ndarray,
+                        start: np.ndarray, m: int, h: int, kind: int, u: float
+                        ) -> tuple[int, int, bool]:
+    """:func:`choose_split` from products of :func:`scaled_tables` instead of an exp per
+    weight: ``(position, option, True)``, or ``(-1, -1, False)`` when u lies within
+    SCALED_DELTA of a running sum this scan compares it with (the caller then runs the
+    exact scan).
+
+    Why the result is the exact scan's whenever it is given: both scans visit the same
+    positions in the same order; a scaled weight differs from the exact one by a
+    relative error of a few units in the last place of the log counts' magnitude
+    (|log count| <= SCALED_MAX_LOG: below 1e-9) plus underflow (below 1e-280 per
+    weight), and a running sum over at most m/2 steps adds at most m ulp(1); so every
+    running sum and option threshold of the two scans differs by far less than
+    SCALED_DELTA / 2.  With u more than SCALED_DELTA away from each sum compared, u falls
+    on the same side of every exact sum as of the scaled one: the same step, and the
+    same option (an option of weight below 2 SCALED_DELTA, possibly zero in one scan and
+    not in the other, has its two thresholds within SCALED_DELTA of u or both on the
+    same side of it).  tests/test_treegen_sampler.py checks the agreement on random and
+    on boundary values of u."""
+    lo, hi = position_range(m, h, kind)
+    up = start[h, m]
+    down = up - 1
+    turn = 0
+    acc = 0.0
+    delta = SCALED_DELTA
+    if kind == AT_MOST:
+        k = np.exp(LOG4 * (m - 1) + 2.0 * sd[0, h - 1] - la[h, m])
+        if not k < 1e280:  # overflow, or NaN (disabled)
+            return -1, -1, False
+        while up <= hi or down >= lo:
+            pos, up, down, turn = _next_position(up, down, lo, hi, turn)
+            j = m - 1 - pos
+            w = sc[0, h - 1, pos] * sc[0, h - 1, j] * k
+            s3 = w if pos == j else w + w
+            if u < acc + s3 + delta:
+                if u - acc <= delta or acc + s3 - u <= delta:
+                    return -1, -1, False
+                if pos == j:
+                    return pos, 0, True
+                if abs(u - (acc + w)) <= delta:
+                    return -1, -1, False
+                return pos, 0 if u < acc + w else 1, True
+            acc += s3
+        return -1, -1, False
+    ka = np.exp(LOG4 * (m - 1) + sd[1, h - 1] + sd[0, h - 1] - le[h, m])
+    kb = np.exp(LOG4 * (m - 1) + sd[0, h - 2] + sd[1, h - 1] - le[h, m])
+    if not (ka < 1e280 and kb < 1e280):
+        return -1, -1, False
+    while up <= hi or down >= lo:
+        pos, up, down, turn = _next_position(up, down, lo, hi, turn)
+        j = m - 1 - pos
+        w0 = sc[1, h - 1, pos] * sc[0, h - 1, j] * ka
+        w1 = sc[0, h - 2, pos] * sc[1, h - 1, j] * kb
+        if pos == j:
+            w2 = 0.0
+            w3 = 0.0
+        else:
+            w2 = sc[1, h - 1, j] * sc[0, h - 1, pos] * ka
+            w3 = sc[0, h - 2, j] * sc[1, h - 1, pos] * kb
+        s1 = w0 + w1
+        s2 = s1 + w2
+        s3 = s2 + w3
+        if u < acc + s3 + delta:
+            if (u - acc <= delta or abs(u - (acc + w0)) <= delta
+                    or abs(u - (acc + s1)) <= delta or abs(u - (acc + s2)) <= delta
+                    or acc + s3 - u <= delta):
+                return -1, -1, False
+            if w0 > 0.0 and u < acc + w0:
+                return pos, 0, True
+            if w1 > 0.0 and u < acc + s1:
+                return pos, 1, True
+            if w2 > 0.0 and u < acc + s2:
+                return pos, 2, True
+            if w3 > 0.0:
+                return pos, 3, True
+            return -1, -1, False
+        acc += s3
+    return -1, -1, False
+
+
 @njit(cache=True, nogil=True)
 def children_of(m: int, h: int, kind: int, pos: int, opt: int
                 ) -> tuple[int, int, int, int, int, int]:
