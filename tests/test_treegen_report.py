@@ -34,15 +34,25 @@ def test_treegen_report_small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     out = tmp_path / "treegen"
     names = sorted(p.name for p in out.iterdir())
     for fig in ("fig18_distribution", "fig19_depth", "fig20_reexp_vs_blocked",
-                "fig21_block_size_needed", "fig22_block_over_p", "fig23_simd_width"):
+                "fig20_threshold", "fig21_block_size_needed", "fig22_block_over_p",
+                "fig23_simd_width"):
         assert f"{fig}.png" in names
         assert (out / f"{fig}.png").stat().st_size > 5000
     text = (out / "README.md").read_text()
     for needle in ("0.76 / 0.66 / 0.65 / 0.61", ">400 / 1,750 / 1,800 / 2,000",
-                   "0.47 -> 0.36", "Closest reading"):
+                   "0.47 -> 0.36", "Closest reading", "Re-expansion against R",
+                   "Which reading comes closest"):
         assert needle in text
     res = json.loads((out / "results.json").read_text())
     assert res["nodes"] == 201 and res["distribution"][-1]["trials"] == 40
+    # utilization against R at the key depths: every R of the sweep, three definitions,
+    # the labelled settings (R = P, B) taken from the same trees
+    for d in ("18", "100"):
+        sweep = res["r_sweep"][d]
+        assert sorted(map(int, sweep)) == sorted(experiments.R_SWEEP)
+        assert sweep["16"] == res["depths"][d]["reexp R=P"]
+        assert sweep["0"] == res["depths"][d]["blocked"]
+        assert set(sweep["40"]) == {"utilization", "occupancy", "wide_share"}
     # bfs never loses lanes on a level of >= P threads: its mean is the largest
     row = res["depths"]["9"]
     assert row["bfs"]["utilization"]["mean"] >= row["blocked"]["utilization"]["mean"]

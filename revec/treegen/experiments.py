@@ -25,6 +25,13 @@ KEY_DEPTHS = (18, 28, 52, 100)
 BLOCKED_SIZES = (64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144)
 B_OVER_P = (1, 2, 4, 8, 16, 32)
 WIDTHS = tuple(range(16, 161, 16))
+# re-expansion thresholds at B = 64 for the R analysis (key depths); 16, 32, 48 and 64
+# are the labelled settings "reexp R=P", "R=B/2", "R=3B/4", "R=B", 0 is "blocked"
+R_SWEEP = (0, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 96, 128)
+R_LABELS = {0: "blocked", P: "reexp R=P", B // 2: "reexp R=B/2", 3 * B // 4: "reexp R=3B/4",
+            B: "reexp R=B"}
+# block sizes at which the share of trees whose widest level reaches them is recorded
+WIDEST_AT_LEAST = (64, 128, 256, 320, 400, 512, 1024, 1750, 2000)
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,16 @@ def depth_settings() -> list[Labelled]:
     ]
 
 
+def r_label(r: int) -> str:
+    return R_LABELS.get(r, f"reexp R={r}")
+
+
+def r_sweep_settings() -> list[Labelled]:
+    """The thresholds of R_SWEEP not among :func:`depth_settings` (key depths only)."""
+    return [Labelled(r_label(r), Setting("reexp", B, r, P)) for r in R_SWEEP
+            if r not in R_LABELS]
+
+
 def key_depth_settings() -> list[Labelled]:
     """Figs. 21-23 at the key depths."""
     out = [Labelled(f"blocked B={b}", Setting("blocked", b, 0, P)) for b in BLOCKED_SIZES]
@@ -69,7 +86,9 @@ def _summ(u: np.ndarray) -> dict[str, float]:
 def run_all(trials: int, seed: int = 2019, scheduler: str | None = None,
             progress: bool = True) -> dict[str, Any]:
     """Every experiment; ``trials`` is the largest trial count (Fig. 18's); the
-    depth sweeps use ``max(200, trials // 20)`` trials per depth."""
+    depth sweeps use ``max(200, trials // 20)`` trials per depth.  At the key depths the
+    depth points also run the thresholds of :data:`R_SWEEP` (same trees as Figs. 19-20);
+    Figs. 21-23 use other trees (seeds ``seed + 1000 + depth``)."""
     t_depth = max(200, trials // 20)
     dist_trials = (max(10, trials // 100), max(10, trials // 10), trials)
     ds = depth_settings()
@@ -77,8 +96,14 @@ def run_all(trials: int, seed: int = 2019, scheduler: str | None = None,
     dist_settings = (Setting("bfs", B, P, P), Setting("blocked", B, 0, P),
                      Setting("reexp", B, P, P), Setting("reexp", B, B, P))
     points: list[Point] = []
+    rs = r_sweep_settings()
+
+    def depth_labels(d: int) -> list[Labelled]:
+        return ds + rs if d in KEY_DEPTHS else ds
+
     for d in DEPTHS_FIG19:
-        points.append(Point(NODES, d, tuple(x.setting for x in ds), t_depth, seed + d))
+        points.append(Point(NODES, d, tuple(x.setting for x in depth_labels(d)), t_depth,
+                            seed + d))
     for d in KEY_DEPTHS:
         points.append(Point(NODES, d, tuple(x.setting for x in ks), t_depth, seed + 1000 + d))
     for i, t in enumerate(dist_trials):
@@ -97,10 +122,15 @@ def run_all(trials: int, seed: int = 2019, scheduler: str | None = None,
             x.label: {"utilization": _summ(r.utilization[:, i]),
                       "occupancy": _summ(r.occupancy[:, i]),
                       "wide_share": _summ(r.wide_share[:, i])}
-            for i, x in enumerate(ds)}
+            for i, x in enumerate(depth_labels(d))}
         widest = r.max_block[:, 0]  # setting 0 is bfs: its largest block is the widest level
-        out["depths"][str(d)]["widest level"] = {"mean": float(widest.mean()),
-                                                 "max": int(widest.max())}
+        out["depths"][str(d)]["widest level"] = {
+            "mean": float(widest.mean()), "max": int(widest.max()),
+            "p50": float(np.percentile(widest, 50)), "p90": float(np.percentile(widest, 90)),
+            "p99": float(np.percentile(widest, 99)),
+            "share_at_least": {str(b): float((widest >= b).mean()) for b in WIDEST_AT_LEAST}}
+    out["r_sweep"] = {str(d): {str(r): out["depths"][str(d)][r_label(r)] for r in R_SWEEP}
+                      for d in KEY_DEPTHS if d in DEPTHS_FIG19}
     for d in KEY_DEPTHS:
         r = results[k]
         k += 1

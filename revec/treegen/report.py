@@ -104,6 +104,27 @@ def render(res: dict[str, Any], out: Path) -> list[Path]:
     ax.legend(fontsize=8)
     files.append(_save(fig, out / "fig20_reexp_vs_blocked.png"))
 
+    # Fig. 20, second part: re-expansion against R, three definitions
+    R = res.get("r_sweep")
+    if R:
+        fig, axes = plt.subplots(1, 3, figsize=(11, 3.6), sharey=True)
+        for ax, metric, title in zip(axes, ("utilization", "occupancy", "wide_share"),
+                                     ("utilization (DESIGN.md)", "lane occupancy",
+                                      "share of tasks in blocks >= P")):
+            for d in KEY_DEPTHS:
+                rs = sorted(int(r) for r in R[str(d)])
+                line = ax.plot(rs, [R[str(d)][str(r)][metric]["mean"] for r in rs], "o-",
+                               ms=3, label=f"depth {d}")[0]
+                ax.axhline(PAPER_REEXP_B64[d], color=line.get_color(), ls=":", lw=0.8)
+            ax.set_xlabel("re-expansion threshold R (B = 64, P = 16)")
+            ax.set_title(title, fontsize=9)
+            ax.set_ylim(0, 1.02)
+        axes[0].set_ylabel("mean over trials")
+        axes[0].legend(fontsize=7)
+        fig.suptitle("Fig. 20 (R): re-expansion against R; dotted: the paper's numbers",
+                     fontsize=10)
+        files.append(_save(fig, out / "fig20_threshold.png"))
+
     # Fig. 21: block size needed without re-expansion
     fig, ax = plt.subplots(figsize=(6.4, 4))
     for d in KEY_DEPTHS:
@@ -168,11 +189,20 @@ def _pm(s: dict[str, float]) -> str:
     return f"{s['mean']:.3f} ± {s['std']:.3f}"
 
 
+def _u(row: dict[str, Any], label: str, metric: str = "utilization") -> float:
+    return float(row[label][metric]["mean"])
+
+
+def _below_half(D: dict[str, Any], depths: list[int], label: str) -> list[int]:
+    return [d for d in depths if _u(D[str(d)], label) < 0.5]
+
+
 def markdown(res: dict[str, Any]) -> str:
     from revec.treegen.experiments import B_OVER_P, KEY_DEPTHS, WIDTHS
 
     D = res["depths"]
     K = res["key_depths"]
+    R = res.get("r_sweep")
     depths = sorted(int(d) for d in D)
     t = res["trials_per_depth"]
     L: list[str] = []
@@ -184,12 +214,17 @@ def markdown(res: dict[str, Any]) -> str:
       "that size and exact height (`revec.treegen`). Defaults of Sec. 7.2: P = 16, "
       f"B = 64, R = P. {t:,} trials per depth (paired: all settings of a depth run on "
       "the same trees); ± is the standard deviation over trials, the standard error of a "
-      f"mean is that over sqrt({t:,}). Raw numbers: `results.json`.\n")
+      f"mean is that over sqrt({t:,}) (below 0.001 for every mean here). Figs. 19-20 and "
+      "the R analysis share one set of trees per depth; Figs. 21-23 use another set "
+      "(other seeds), so the same setting can differ in the third decimal between them "
+      "(e.g. R = P at depth 18). Raw numbers: `results.json`.\n")
     a("Utilization is DESIGN.md's: sum over executed blocks of floor(b/P)·P over all "
       "tasks. *Occupancy* is sum(b) / sum(ceil(b/P)·P) (busy lanes among the lanes of "
       "issued vectors); *wide share* is the share of tasks run in blocks of at least P "
-      "threads. *split* rows use the other reading of the bfs -> blocked switch (the "
-      "one the numba runtime currently implements, see docs/treegen.md).\n")
+      "threads; each is computed per trial and averaged over trials. *split* columns use "
+      "the other reading of the bfs -> blocked switch (the one the numba runtime "
+      "currently implements, see docs/treegen.md). Issue 5 quotes the paper's numbers "
+      "used here; where it quotes none (Figs. 18 and 22), ours stand alone.\n")
 
     a("## Fig. 18: distribution over trials (depth 20)\n")
     a("![](fig18_distribution.png)\n")
@@ -199,8 +234,11 @@ def markdown(res: dict[str, Any]) -> str:
         a(f"| {dist['trials']:,} | {_pm(dist['summary'])} | {dist['min']:.3f} | "
           f"{dist['max']:.3f} | {_pm(dist['summary_blocked'])} | "
           f"{_pm(dist['summary_reexp_R_B'])} |")
-    a("\nThe distribution is narrow and its mean is stable from the smallest to the "
-      "largest number of trials, as in the paper: a few thousand trials suffice.\n")
+    means = [dist["summary"]["mean"] for dist in res["distribution"]]
+    a(f"\nThe distribution is narrow (std about {res['distribution'][-1]['summary']['std']:.3f}"
+      f") and the mean moves by {max(means) - min(means):.4f} from the smallest to the "
+      "largest number of trials: a few thousand trials fix a mean to the third decimal, "
+      "which is what the depth sweeps below rely on.\n")
 
     a("## Fig. 19: utilization vs depth\n")
     a("![](fig19_depth.png)\n")
@@ -213,11 +251,14 @@ def markdown(res: dict[str, Any]) -> str:
         a(f"| {d} | " + " | ".join(f"{row[k]['utilization']['mean']:.3f}" for k in (
             "bfs", "blocked", "reexp R=P", "reexp R=B/2", "reexp R=3B/4", "reexp R=B"))
           + f" | {wtxt} |")
-    lo_p = min(D[str(d)]["reexp R=P"]["utilization"]["mean"] for d in depths)
-    lo_b = min(D[str(d)]["reexp R=B"]["utilization"]["mean"] for d in depths)
-    a(f"\nPaper: re-expansion stays above 50% for depths 14-150. Ours: the minimum over "
-      f"depths {depths[0]}-{depths[-1]} is {lo_p:.3f} with R = P and {lo_b:.3f} with "
-      "R = B.\n")
+    mins = {k: min(_u(D[str(d)], k) for d in depths)
+            for k in ("reexp R=P", "reexp R=B/2", "reexp R=B")}
+    low = _below_half(D, depths, "reexp R=P")
+    a(f"\nPaper: re-expansion stays above 50% for depths 14-150. Ours, minimum over depths "
+      f"{depths[0]}-{depths[-1]}: {mins['reexp R=P']:.3f} with R = P, "
+      f"{mins['reexp R=B/2']:.3f} with R = B/2, {mins['reexp R=B']:.3f} with R = B. The "
+      "claim holds for R >= B/2; with R = P it fails at depth"
+      f"{'s' if len(low) != 1 else ''} {', '.join(map(str, low)) or '(none)'}.\n")
 
     a("## Fig. 20: with and without re-expansion; R and the definition of utilization\n")
     a("![](fig20_reexp_vs_blocked.png)\n")
@@ -242,29 +283,59 @@ def markdown(res: dict[str, Any]) -> str:
                       ("utilization", "occupancy", "wide_share")]
         a(f"| {d} | {PAPER_REEXP_B64[d]:.2f} | " + " | ".join(cells) + " |")
     a("")
+    if R:
+        a("### Re-expansion against R (B = 64, P = 16)\n")
+        a("![](fig20_threshold.png)\n")
+        rs = sorted(int(r) for r in R[str(KEY_DEPTHS[0])])
+        a("R = 0 is blocked (no re-expansion); R = 16, 32, 48, 64 are the columns above "
+          "(same trees).\n")
+        a("| depth | paper | definition | " + " | ".join(f"R={r}" for r in rs) + " |")
+        a("|---:|---:|---|" + "---:|" * len(rs))
+        for d in KEY_DEPTHS:
+            for metric, name in (("utilization", "utilization"), ("occupancy", "occupancy"),
+                                 ("wide_share", "wide share")):
+                a(f"| {d} | {PAPER_REEXP_B64[d]:.2f} | {name} | " + " | ".join(
+                    f"{R[str(d)][str(r)][metric]['mean']:.3f}" for r in rs) + " |")
+        a("")
     a(closest_reading(res))
+    a(reading_discussion(res))
 
     a("## Fig. 21: block size needed without re-expansion\n")
     a("![](fig21_block_size_needed.png)\n")
     a("Smallest B (interpolated in log B) at which blocked execution (no re-expansion) "
       "reaches the utilization of re-expansion at B = 64:\n")
-    a("| depth | paper | target R=P | B needed | target R=B | B needed |")
-    a("|---:|---:|---:|---:|---:|---:|")
+    a("| depth | paper | target R=P | B needed | target R=B/2 | B needed | target R=B "
+      "| B needed | widest level: mean, p99, max |")
+    a("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for d in KEY_DEPTHS:
-        tp = D[str(d)]["reexp R=P"]["utilization"]["mean"]
-        tb = D[str(d)]["reexp R=B"]["utilization"]["mean"]
-        a(f"| {d} | {PAPER_BLOCKED_B_NEEDED[d]} | {tp:.3f} | "
-          f"{_fmt_b(block_size_needed(K[str(d)], tp))} | {tb:.3f} | "
-          f"{_fmt_b(block_size_needed(K[str(d)], tb))} |")
+        cells = []
+        for lab in ("reexp R=P", "reexp R=B/2", "reexp R=B"):
+            tp = _u(D[str(d)], lab)
+            cells += [f"{tp:.3f}", _fmt_b(block_size_needed(K[str(d)], tp))]
+        wl = D[str(d)].get("widest level") or {}
+        wtxt = (f"{wl['mean']:.0f}, {wl['p99']:.0f}, {wl['max']}" if "p99" in wl else
+                f"{wl.get('mean', float('nan')):.0f}, -, {wl.get('max', '-')}")
+        a(f"| {d} | {PAPER_BLOCKED_B_NEEDED[d]} | " + " | ".join(cells) + f" | {wtxt} |")
     a("")
     wl = {d: D[str(d)].get("widest level") for d in KEY_DEPTHS}
     if all(wl.values()):
-        a("A blocked schedule whose B exceeds the widest level never leaves bfs mode and "
-          "equals bfs; the widest level of these trees holds on average " + ", ".join(
-              f"{wl[d]['mean']:.0f} (depth {d})" for d in KEY_DEPTHS) + " threads (at most "
-          + ", ".join(f"{wl[d]['max']}" for d in KEY_DEPTHS) + "). So with these trees and "
-          "rules no B near the paper's 1,750-2,000 can be needed at depths 52-100; the "
-          "paper's blocked schedule or trees must differ (docs/treegen.md).\n")
+        paper_b = {18: 400, 28: 1750, 52: 1800, 100: 2000}
+        beyond = [d for d in KEY_DEPTHS if paper_b[d] > wl[d]["max"]]
+        a("A blocked schedule executes a level as one block until a level of at least B "
+          "threads appears, so with B above the widest level it never leaves bfs mode and "
+          "equals bfs (0.93-0.99 at these depths, more than any re-expansion target). The "
+          "B needed is therefore at most about the widest level. The paper's B exceeds the "
+          "widest level of every tree we sampled at depth"
+          f"{'s' if len(beyond) != 1 else ''} {', '.join(map(str, beyond))} (e.g. "
+          f"{paper_b[100]:,} against at most {wl[100]['max']} threads at depth 100): with "
+          "uniform 10,001-node trees and DESIGN.md's rules no such B can be needed. The "
+          "paper's blocked schedule, or its trees, must differ from ours (much wider levels "
+          "would do it; Fig. 23 points the same way).")
+        agree = [lab for lab in ("reexp R=P", "reexp R=B/2", "reexp R=B")
+                 if (block_size_needed(K["18"], _u(D["18"], lab)) or 1e9) > 400]
+        a("At depth 18 the paper says only that B must exceed 400: "
+          + (f"ours agrees with {', '.join(agree)} as the target" if agree else
+             "none of our targets needs that much") + ".\n")
 
     a("## Fig. 22: utilization vs B/P (P = 16)\n")
     a("![](fig22_block_over_p.png)\n")
@@ -274,7 +345,12 @@ def markdown(res: dict[str, Any]) -> str:
         for r in ("P", "B"):
             a(f"| {d} | {r} | " + " | ".join(
                 f"{K[str(d)][f'reexp B/P={k} R={r}']['mean']:.3f}" for k in B_OVER_P) + " |")
-    a("")
+    a("\nIssue 5 quotes no number of the paper's Fig. 22. Two effects shape ours: with "
+      "R = B the utilization grows with B/P; with R = P it need not (a larger B makes the "
+      "first blocked-mode blocks larger, but blocks between P and B are then split "
+      "without re-expansion). Once B exceeds a depth's widest level the run is bfs, which "
+      "is why R = P and R = B meet at the largest B/P (e.g. depth 52 at B/P = 32, "
+      "B = 512).\n")
 
     a("## Fig. 23: SIMD width at B/P = 4\n")
     a("![](fig23_simd_width.png)\n")
@@ -288,11 +364,115 @@ def markdown(res: dict[str, Any]) -> str:
     a(f"\nPaper, depth 100: widths 80 -> 160 give 0.47 -> 0.36. Ours: "
       f"{k100['reexp P=80 B=4P R=P']['mean']:.3f} -> {k100['reexp P=160 B=4P R=P']['mean']:.3f}"
       f" with R = P, {k100['reexp P=80 B=4P R=B']['mean']:.3f} -> "
-      f"{k100['reexp P=160 B=4P R=B']['mean']:.3f} with R = B.\n")
+      f"{k100['reexp P=160 B=4P R=B']['mean']:.3f} with R = B.")
+    w100 = D["100"].get("widest level") or {}
+    share = (w100.get("share_at_least") or {}).get("320")
+    a("At depth 100 and P >= 80, B = 4P >= 320 is above the widest level of "
+      + (f"{1 - share:.1%} of the trees" if share is not None else "most trees")
+      + f" (mean {w100.get('mean', float('nan')):.0f}), so these runs are bfs: R = P and "
+      "R = B give the same numbers, and ours is bfs's utilization at that width (a level "
+      "of w threads keeps floor(w/P)·P lanes busy). At P = 160 this is "
+      f"{k100['reexp P=160 B=4P R=B']['mean'] - PAPER_WIDTH_D100[160]:+.2f} from the "
+      "paper. At P = 80 the paper's 0.47 is well below bfs, so its runs left bfs mode: "
+      "its trees had levels of 320 threads or more, which ours mostly do not, the same "
+      "difference as in Fig. 21.\n")
 
     a("## Closing note: our numbers next to the paper's\n")
     a(closing_note(res))
     return "\n".join(L) + "\n"
+
+
+def reading_discussion(res: dict[str, Any]) -> str:
+    """Which reading comes closest, and why the others do not (numbers from ``res``)."""
+    from revec.treegen.experiments import KEY_DEPTHS
+
+    D = res["depths"]
+    ranked = readings(res)
+    best = ranked[:3]
+    best_u = next(r for r in ranked if r[1].endswith(", utilization"))
+    first, last = KEY_DEPTHS[0], KEY_DEPTHS[-1]
+
+    def val(label: str, d: int, metric: str = "utilization") -> float:
+        return _u(D[str(d)], label, metric)
+
+    def series(label: str, metric: str = "utilization") -> str:
+        return " / ".join(f"{val(label, d, metric):.2f}" for d in KEY_DEPTHS)
+
+    def diffs(name: str) -> str:
+        label, metric = _split(name)
+        return " / ".join(f"{val(label, d, metric) - PAPER_REEXP_B64[d]:+.2f}"
+                          for d in KEY_DEPTHS)
+
+    def trend(label: str, metric: str = "utilization") -> str:
+        x, y = val(label, first, metric), val(label, last, metric)
+        return "falls" if y < x - 0.005 else ("rises" if y > x + 0.005 else "stays flat")
+
+    bl, bm = _split(best_u[1])
+    dfirst = val(bl, first, bm) - PAPER_REEXP_B64[first]
+    dlast = val(bl, last, bm) - PAPER_REEXP_B64[last]
+    lines = [
+        "**Which reading comes closest.** By mean absolute difference over depths "
+        f"18/28/52/100: {best[0][1]} ({best[0][0]:.3f}; differences {diffs(best[0][1])}), "
+        f"then {best[1][1]} ({best[1][0]:.3f}; {diffs(best[1][1])}) and {best[2][1]} "
+        f"({best[2][0]:.3f}). The closest reading that keeps DESIGN.md's (the paper's) "
+        f"definition is {best_u[1]} ({best_u[0]:.3f}); from depth {first} to {last} it "
+        f"{trend(bl, bm)} (ours {series(bl, bm)}) where the paper's numbers fall "
+        "(0.76 / 0.66 / 0.65 / 0.61), and it is "
+        f"{abs(dfirst):.2f} {'low' if dfirst < 0 else 'high'} at depth {first} and "
+        f"{abs(dlast):.2f} {'low' if dlast < 0 else 'high'} at depth {last}.{r_fit(res)}",
+        "",
+        "**Why R = P (Sec. 7.2's wording) is below the paper at small depths.** "
+        f"Ours: {series('reexp R=P')} ({trend('reexp R=P')} with depth). With R = P a "
+        "blocked-mode child block of P to 2P - 1 threads is not re-expanded; its child "
+        "blocks hold about half as many threads, fall below P, and are only then "
+        "re-expanded, from blocks that fill no vector. The wide share shows it: with "
+        f"R = P, {series('reexp R=P', 'wide_share')} of the tasks run in blocks of at "
+        f"least P threads, against {series('reexp R=B', 'wide_share')} with R = B. Lane "
+        "occupancy counts the partly filled vectors of those blocks as partly busy, which "
+        f"lifts R = P to {series('reexp R=P', 'occupancy')} (paper 0.76 / 0.66 / 0.65 / "
+        "0.61).",
+        "",
+        "**The bfs -> blocked switch.** The *split* reading (the runtime's) moves "
+        "re-expansion by at most "
+        f"{max(abs(val('reexp R=P split', d) - val('reexp R=P', d)) for d in KEY_DEPTHS):.2f}"
+        " (R = P) and "
+        f"{max(abs(val('reexp R=B split', d) - val('reexp R=B', d)) for d in KEY_DEPTHS):.2f}"
+        f" (R = B) at these depths, and changes blocked execution (depth {first}: "
+        f"{val('blocked split', first):.2f} against {val('blocked', first):.2f}); it does "
+        "not explain the differences from the paper.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def r_fit(res: dict[str, Any]) -> str:
+    """The threshold of the R sweep closest to the paper's four numbers (worst depth)."""
+    from revec.treegen.experiments import KEY_DEPTHS
+
+    R = res.get("r_sweep")
+    if not R:
+        return ""
+    rs = sorted(int(r) for r in R[str(KEY_DEPTHS[0])])
+    worst = {r: max(abs(R[str(d)][str(r)]["utilization"]["mean"] - PAPER_REEXP_B64[d])
+                    for d in KEY_DEPTHS) for r in rs}
+    r_best = min(rs, key=lambda r: worst[r])
+    first, last = KEY_DEPTHS[0], KEY_DEPTHS[-1]
+
+    def drop(r: int) -> float:
+        return (R[str(last)][str(r)]["utilization"]["mean"]
+                - R[str(first)][str(r)]["utilization"]["mean"])
+
+    paper_drop = PAPER_REEXP_B64[last] - PAPER_REEXP_B64[first]
+    return (f" Over the R sweep, the threshold with the smallest worst-depth difference "
+            f"is R = {r_best} ({worst[r_best]:.2f} at worst); from depth {first} to "
+            f"{last} the paper's numbers change by {paper_drop:+.2f}, ours by "
+            + ", ".join(f"{drop(r):+.2f} (R = {r})" for r in rs if r in (16, 32, 48, 64))
+            + ".")
+
+
+def _split(name: str) -> tuple[str, str]:
+    label, metric = name.split(", ")
+    return label, metric
 
 
 def _distance(res: dict[str, Any], label: str, metric: str) -> float:
@@ -327,40 +507,39 @@ def closing_note(res: dict[str, Any]) -> str:
     D = res["depths"]
     K = res["key_depths"]
     best = readings(res)[0]
-    ours_p = " / ".join(f"{D[str(d)]['reexp R=P']['utilization']['mean']:.2f}"
-                        for d in KEY_DEPTHS)
-    ours_b = " / ".join(f"{D[str(d)]['reexp R=B']['utilization']['mean']:.2f}"
-                        for d in KEY_DEPTHS)
-    ours_b2 = " / ".join(f"{D[str(d)]['reexp R=B/2']['utilization']['mean']:.2f}"
-                         for d in KEY_DEPTHS)
-    need = " / ".join(_fmt_b(block_size_needed(K[str(d)],
-                                               D[str(d)]["reexp R=P"]["utilization"]["mean"]))
-                      for d in KEY_DEPTHS)
-    need_b = " / ".join(_fmt_b(block_size_needed(K[str(d)],
-                                                 D[str(d)]["reexp R=B"]["utilization"]["mean"]))
-                        for d in KEY_DEPTHS)
-    k100 = K["100"]
+
+    def ours(label: str) -> str:
+        return " / ".join(f"{_u(D[str(d)], label):.2f}" for d in KEY_DEPTHS)
+
+    def need(label: str) -> str:
+        return " / ".join(_fmt_b(block_size_needed(K[str(d)], _u(D[str(d)], label)))
+                          for d in KEY_DEPTHS)
+
+    def width(r: str) -> str:
+        k = K["100"]
+        return (f"{k[f'reexp P=80 B=4P R={r}']['mean']:.2f} -> "
+                f"{k[f'reexp P=160 B=4P R={r}']['mean']:.2f}")
+
     depths = sorted(int(d) for d in D)
-    lo_p = min(D[str(d)]["reexp R=P"]["utilization"]["mean"] for d in depths)
-    lo_b = min(D[str(d)]["reexp R=B"]["utilization"]["mean"] for d in depths)
+    lo = {lab: min(_u(D[str(d)], lab) for d in depths)
+          for lab in ("reexp R=P", "reexp R=B/2", "reexp R=B")}
     return "\n".join([
-        "| claim (paper, Sec. 8) | paper | ours, R = P (Sec. 7.2 wording) | ours, R = B |",
-        "|---|---|---|---|",
-        f"| re-expansion at B = 64, depths 18/28/52/100 | 0.76 / 0.66 / 0.65 / 0.61 | "
-        f"{ours_p} | {ours_b} (R = B/2: {ours_b2}) |",
-        f"| B needed without re-expansion to match it | >400 / 1,750 / 1,800 / 2,000 | "
-        f"{need} | {need_b} |",
-        f"| depth 100, widths 80 -> 160 (B/P = 4) | 0.47 -> 0.36 | "
-        f"{k100['reexp P=80 B=4P R=P']['mean']:.2f} -> "
-        f"{k100['reexp P=160 B=4P R=P']['mean']:.2f} | "
-        f"{k100['reexp P=80 B=4P R=B']['mean']:.2f} -> "
-        f"{k100['reexp P=160 B=4P R=B']['mean']:.2f} |",
-        f"| re-expansion above 50% for depths 14-150 | yes | min {lo_p:.2f} | "
-        f"min {lo_b:.2f} |",
+        "| claim (paper, Sec. 8) | paper | ours, R = P (Sec. 7.2 wording) | ours, R = B/2 "
+        "| ours, R = B |",
+        "|---|---|---|---|---|",
+        "| re-expansion at B = 64, depths 18/28/52/100 | 0.76 / 0.66 / 0.65 / 0.61 | "
+        f"{ours('reexp R=P')} | {ours('reexp R=B/2')} | {ours('reexp R=B')} |",
+        "| B needed without re-expansion to match it | >400 / 1,750 / 1,800 / 2,000 | "
+        f"{need('reexp R=P')} | {need('reexp R=B/2')} | {need('reexp R=B')} |",
+        f"| depth 100, widths 80 -> 160 (B/P = 4) | 0.47 -> 0.36 | {width('P')} | - | "
+        f"{width('B')} |",
+        "| re-expansion above 50% for depths 14-150 | yes | "
+        f"min {lo['reexp R=P']:.2f} | min {lo['reexp R=B/2']:.2f} | "
+        f"min {lo['reexp R=B']:.2f} |",
         "",
         f"Closest reading to the paper's re-expansion numbers: **{best[1]}** (mean "
-        f"absolute difference {best[0]:.3f}). See the discussion in docs/treegen.md "
-        "(section 'Differences from the paper').",
+        f"absolute difference {best[0]:.3f}); the sections above explain each "
+        "difference, and docs/treegen.md ('Differences from the paper') sums them up.",
         "",
     ])
 
