@@ -328,7 +328,7 @@ def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
         f"Python {m.get('python', '?')}, numpy {m.get('numpy', '?')}.",
         f"- Code: {m.get('revision', '?')}.",
         f"- Measured: {m.get('date', '?')}; load average (1/5/15 min) when each benchmark "
-        f"started: {loads}. Other jobs shared the machine's 2 cores.",
+        f"started: {loads} (above the number of cores: other jobs shared the machine).",
         f"- Suite time (measurement, including compilation): {total / 60:.1f} min.",
         f"- Sweep: {plan_text}.",
         "- Speedup = median time of plain recursive C (gcc -O3 -march=native) / median time "
