@@ -337,6 +337,8 @@ class _Bench:
             "input": {
                 "program": f"benchmarks/{self.p.name}.py", "task": self.p.task,
                 "args": inputs, "description": self.p.note,
+                "backends": list(self.plan.backends),
+                "strategies": list(self.plan.strategies),
                 "block_sizes": {b: list(self.plan.sizes(b)) for b in self.plan.backends},
                 "reexp_threshold": "R = B", "simd_width": 16,
                 "repeats": self.plan.repeats, "max_memory": self.max_memory,
