@@ -18,7 +18,7 @@ FULL = 0xFFFF
 LINES = np.array(
     [0x000F << (4 * r) for r in range(4)] + [0x1111 << c for c in range(4)]
     + [0x8421, 0x1248],
-    dtype=np.uint32,
+    dtype=np.uint16,
 )
 
 xwins = Reducer(np.int64, "sum")
@@ -26,7 +26,7 @@ owins = Reducer(np.int64, "sum")
 draws = Reducer(np.int64, "sum")
 
 
-def has_line(b: np.uint32) -> np.bool_:
+def has_line(b: np.uint16) -> np.bool_:
     found = False
     for k in range(10):
         if (b & LINES[k]) == LINES[k]:
