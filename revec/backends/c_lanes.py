@@ -362,22 +362,18 @@ class LoopEmitter:
         L.append(f"{ind}    go[u] = {valid}({self.cont()});")
         L += [f"{ind}    x_{s.name}[u] = {s.name};" for s in self.state]
         L.append(f"{ind}}}")
-        # the children: block it gets one per lane
-        if len(code.sites) == 1 and not code.sites[0].conditional and full:
-            L.append(f"{ind}{{ const int64_t at = d + kc[it];")
-            L += [f"{ind}  for (int u = 0; u < {LANES}; u++) p_{p.name}[at + u] = "
-                  f"a0_{p.name}[u];" for p in self.columns]
-            L.append(f"{ind}}}")
-            L.append(f"{ind}kc[it] += {LANES};")
-        else:
-            for site in code.sites:
-                i = site.index
-                L.append(f"{ind}{{ uint32_t b = rv_bits32(m{i});")
-                for p in self.columns:
-                    w = 8 * p.ty.dtype.itemsize
-                    L.append(f"{ind}  RV_STEP{w}((const uint{w}_t *)a{i}_{p.name}, "
-                             f"(uint{w}_t *)(p_{p.name} + d), kc[it], b);")
-                L.append(f"{ind}  kc[it] += __builtin_popcount(b); }}")
+        # the children: every lane (every valid lane of a partial chunk) makes exactly one
+        # spawn in an iteration, so block it gets one child per lane, in lane order: the
+        # spawning site's arguments, selected lane by lane (a blend, no compaction); the
+        # stores past the valid lanes of a partial chunk land in the block's slack
+        L.append(f"{ind}{{ const int64_t at = d + kc[it];")
+        for p in self.columns:
+            pick = f"a{code.sites[-1].index}_{p.name}[u]"
+            for site in reversed(code.sites[:-1]):
+                pick = f"(m{site.index}[u] ? a{site.index}_{p.name}[u] : {pick})"
+            L.append(f"{ind}  for (int u = 0; u < {LANES}; u++) p_{p.name}[at + u] = {pick};")
+        L.append(f"{ind}}}")
+        L.append(f"{ind}kc[it] += {LANES if full else 'lanes'};")
         # the threads whose loop goes on
         L.append(f"{ind}{{ uint32_t b = rv_bits32(go);")
         for s in self.state:
