@@ -295,13 +295,17 @@ class CModuleGen:
         L += ["        nb += isb; ni += 1 - isb;", "    }"]
         # the threads are independent (GCC ignores restrict on block-scope pointers once
         # the kernel is inlined, and gives up on more than 10 run-time alias checks)
-        L.append("#pragma GCC ivdep")
-        L.append("    for (int64_t j = 0; j < nb; j++) {")
-        L += [f"        {var(p.name)} = bp_{p.name}[j];" for p in f if p.name in base_used]
-        L += CStmts(self, "kernel").block(self.bp.base, "        ")
-        if contains_return(self.bp.base):
-            L.append("        next_thread_b: ;")
-        L.append("    }")
+        narrow = self.narrow_sum(self.bp.base)
+        if narrow is not None:
+            L += narrow
+        else:
+            L.append("#pragma GCC ivdep")
+            L.append("    for (int64_t j = 0; j < nb; j++) {")
+            L += [f"        {var(p.name)} = bp_{p.name}[j];" for p in f if p.name in base_used]
+            L += CStmts(self, "kernel").block(self.bp.base, "        ")
+            if contains_return(self.bp.base):
+                L.append("        next_thread_b: ;")
+            L.append("    }")
         L.append("    /* inductive case */")
         L.append("    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */")
         if self.straight:
@@ -343,6 +347,29 @@ class CModuleGen:
             head, sep, tail = text.partition("    /* inductive case */")
             text = head.replace("goto next_thread;", "goto next_thread_b;") + sep + tail
         return text
+
+    def narrow_sum(self, base: tuple[ir.Stmt, ...]) -> list[str] | None:
+        """A base case that only sums a narrow integer field into a 64-bit reducer (fib's
+        ``reduce(count, n)``): sum runs of up to 2^20 threads in 32 bits, which cannot
+        overflow and vectorizes 4x wider than widening every element to 64 bits.  It
+        replaces the base loop."""
+        match base:
+            case (ir.Reduce(reducer=r, value=ir.Cast(operand=ir.Var(name=name) as v, ty=ty)),):
+                pass
+            case _:
+                return None
+        decl = self.program.reducers[r]
+        if decl.op != "sum" or ty.kind != "i" or ty.dtype.itemsize != 8 \
+                or v.ty.kind not in "iu" or v.ty.dtype.itemsize > 2 \
+                or name not in {p.name for p in self.bp.columns}:
+            return None
+        return ["    for (int64_t j0 = 0; j0 < nb; j0 += INT64_C(1) << 20) {",
+                "        int64_t j1 = nb - j0 < (INT64_C(1) << 20) ? nb : j0 + (INT64_C(1) << 20);",
+                "        int32_t part = 0;",
+                "#pragma GCC ivdep",
+                f"        for (int64_t j = j0; j < j1; j++) part += bp_{name}[j];",
+                f"        la_{r} = (int64_t)((uint64_t)la_{r} + (uint64_t)(int64_t)part);",
+                "    }"]
 
     def lane_reduce(self, s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
         if pc is None:
