@@ -189,6 +189,18 @@ def _pm(s: dict[str, float]) -> str:
     return f"{s['mean']:.3f} ± {s['std']:.3f}"
 
 
+def _max_sem(res: dict[str, Any], part: str) -> float:
+    """The largest standard error of a mean among the results of ``part``."""
+    out = 0.0
+    for row in res[part].values():
+        for label, v in row.items():
+            if label == "widest level":
+                continue
+            for x in (v.values() if "utilization" in v else [v]):
+                out = max(out, x.get("sem", 0.0))
+    return out
+
+
 def _u(row: dict[str, Any], label: str, metric: str = "utilization") -> float:
     return float(row[label][metric]["mean"])
 
@@ -214,7 +226,10 @@ def markdown(res: dict[str, Any]) -> str:
       "that size and exact height (`revec.treegen`). Defaults of Sec. 7.2: P = 16, "
       f"B = 64, R = P. {t:,} trials per depth (paired: all settings of a depth run on "
       "the same trees); ± is the standard deviation over trials, the standard error of a "
-      f"mean is that over sqrt({t:,}) (below 0.001 for every mean here). Figs. 19-20 and "
+      f"mean is that over sqrt({t:,}) (at most {_max_sem(res, 'depths'):.4f} for the "
+      f"means of Figs. 19-20 and {_max_sem(res, 'key_depths'):.4f} for Figs. 21-23, where "
+      "blocked runs at a B near the widest level switch on some trees and not on others). "
+      "Figs. 19-20 and "
       "the R analysis share one set of trees per depth; Figs. 21-23 use another set "
       "(other seeds), so the same setting can differ in the third decimal between them "
       "(e.g. R = P at depth 18). Raw numbers: `results.json`.\n")
@@ -321,21 +336,24 @@ def markdown(res: dict[str, Any]) -> str:
     if all(wl.values()):
         paper_b = {18: 400, 28: 1750, 52: 1800, 100: 2000}
         beyond = [d for d in KEY_DEPTHS if paper_b[d] > wl[d]["max"]]
-        a("A blocked schedule executes a level as one block until a level of at least B "
-          "threads appears, so with B above the widest level it never leaves bfs mode and "
-          "equals bfs (0.93-0.99 at these depths, more than any re-expansion target). The "
-          "B needed is therefore at most about the widest level. The paper's B exceeds the "
-          "widest level of every tree we sampled at depth"
-          f"{'s' if len(beyond) != 1 else ''} {', '.join(map(str, beyond))} (e.g. "
-          f"{paper_b[100]:,} against at most {wl[100]['max']} threads at depth 100): with "
-          "uniform 10,001-node trees and DESIGN.md's rules no such B can be needed. The "
-          "paper's blocked schedule, or its trees, must differ from ours (much wider levels "
-          "would do it; Fig. 23 points the same way).")
+        bfs = [_u(D[str(d)], "bfs") for d in KEY_DEPTHS]
         agree = [lab for lab in ("reexp R=P", "reexp R=B/2", "reexp R=B")
                  if (block_size_needed(K["18"], _u(D["18"], lab)) or 1e9) > 400]
-        a("At depth 18 the paper says only that B must exceed 400: "
-          + (f"ours agrees with {', '.join(agree)} as the target" if agree else
-             "none of our targets needs that much") + ".\n")
+        a("A blocked schedule executes a level as one block until a level of at least B "
+          "threads appears, so with B above the widest level it never leaves bfs mode and "
+          f"equals bfs ({min(bfs):.2f}-{max(bfs):.2f} at these depths, more than any "
+          "re-expansion target). The B needed is therefore at most about the widest level. "
+          "The paper's B exceeds the widest level of every tree we sampled at depth"
+          f"{'s' if len(beyond) != 1 else ''} {', '.join(map(str, beyond)) or '(none)'} "
+          f"(e.g. {paper_b[100]:,} against at most {wl[100]['max']} threads at depth 100): "
+          "with uniform 10,001-node trees and DESIGN.md's rules no such B can be needed. "
+          "The paper's blocked schedule, or its trees, must differ from ours (much wider "
+          "levels would do it; Fig. 23 points the same way); the numbers quoted from the "
+          "paper do not say which. At depth 18 the paper says only that B must exceed 400: "
+          + ("ours agrees when the target is " + ", ".join(
+              f"{lab} (B = {_fmt_b(block_size_needed(K['18'], _u(D['18'], lab)))})"
+              for lab in agree) if agree else "none of our targets needs that much")
+          + ".\n")
 
     a("## Fig. 22: utilization vs B/P (P = 16)\n")
     a("![](fig22_block_over_p.png)\n")
@@ -374,8 +392,8 @@ def markdown(res: dict[str, Any]) -> str:
       "of w threads keeps floor(w/P)·P lanes busy). At P = 160 this is "
       f"{k100['reexp P=160 B=4P R=B']['mean'] - PAPER_WIDTH_D100[160]:+.2f} from the "
       "paper. At P = 80 the paper's 0.47 is well below bfs, so its runs left bfs mode: "
-      "its trees had levels of 320 threads or more, which ours mostly do not, the same "
-      "difference as in Fig. 21.\n")
+      "its trees had levels of 320 threads or more, which ours mostly do not (or its B "
+      "counts something else), the same difference as in Fig. 21.\n")
 
     a("## Closing note: our numbers next to the paper's\n")
     a(closing_note(res))
@@ -422,15 +440,17 @@ def reading_discussion(res: dict[str, Any]) -> str:
         f"{abs(dlast):.2f} {'low' if dlast < 0 else 'high'} at depth {last}.{r_fit(res)}",
         "",
         "**Why R = P (Sec. 7.2's wording) is below the paper at small depths.** "
-        f"Ours: {series('reexp R=P')} ({trend('reexp R=P')} with depth). With R = P a "
-        "blocked-mode child block of P to 2P - 1 threads is not re-expanded; its child "
-        "blocks hold about half as many threads, fall below P, and are only then "
-        "re-expanded, from blocks that fill no vector. The wide share shows it: with "
-        f"R = P, {series('reexp R=P', 'wide_share')} of the tasks run in blocks of at "
-        f"least P threads, against {series('reexp R=B', 'wide_share')} with R = B. Lane "
-        "occupancy counts the partly filled vectors of those blocks as partly busy, which "
-        f"lifts R = P to {series('reexp R=P', 'occupancy')} (paper 0.76 / 0.66 / 0.65 / "
-        "0.61).",
+        f"Ours: {series('reexp R=P')} ({trend('reexp R=P')} with depth). Half the nodes "
+        "of a full binary tree are interior, each with two children, so on average a "
+        "bfs-mode block's next block holds about as many threads as the block, while each "
+        "blocked-mode child block holds about half as many. With R = P the re-expanded blocks hold fewer than P threads and mostly stay "
+        "that small, filling no vector; with R = B/2 they hold up to B/2 - 1 threads and "
+        "fill a vector once they reach P. The wide share shows it: with R = P, "
+        f"{series('reexp R=P', 'wide_share')} of the tasks run in blocks of at least P "
+        f"threads, against {series('reexp R=B/2', 'wide_share')} with R = B/2 and "
+        f"{series('reexp R=B', 'wide_share')} with R = B. Lane occupancy counts the partly "
+        "filled vectors of the small blocks as partly busy, which lifts R = P to "
+        f"{series('reexp R=P', 'occupancy')} (paper 0.76 / 0.66 / 0.65 / 0.61).",
         "",
         "**The bfs -> blocked switch.** The *split* reading (the runtime's) moves "
         "re-expansion by at most "
