@@ -142,14 +142,13 @@ class LaneEmitter:
 def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
                ind: str) -> list[str]:
     """The loop over full 32-thread chunks of the inductive threads: per-lane code, then
-    each site's children appended to their child blocks by compaction steps.
+    each child block's new children appended by compaction steps.
 
     ``loads`` declares the lane's own frame fields and locals (fresh per lane, so the
     lane loop carries no dependence).  A step stores 32 elements at the block's end.
-    A block gets at most one child per thread, so before a step it holds at most
-    j0 + 31 children (earlier chunks, and earlier sites of this chunk for other lanes),
-    and the store ends before j0 + 63 <= ni + 32: child blocks are ``ns = ni + 32``
-    apart (RV_SLACK)."""
+    A block gets at most one child per thread, so before a step it holds at most j0
+    children and the store ends before j0 + 32 <= ni; the slack after each block
+    (RV_SLACK) serves the lock-step loops below and the thread-by-thread tail."""
     L = [f"{ind}for (; j0 + {LANES} <= ni; j0 += {LANES}) {{"]
     i2 = ind + "    "
     for s in code.sites:
@@ -161,23 +160,32 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
     L += [f"{i2}    {x}" for x in loads]
     L += [f"    {x}" for x in code.lines]
     L.append(f"{i2}}}")
-    for s in code.sites:
-        i = s.index
+    # child block k: the lanes whose k-th spawn happened, each with the arguments of the
+    # site that made it (a blend over the sites that can make a k-th spawn), appended
+    # with one compaction step per column
+    for k in sorted(set().union(*(st.kset for st in code.sites))):
+        sites = [st for st in code.sites if k in st.kset]
         L.append(f"{i2}{{")
-        L.append(f"{i2}    uint32_t bm = rv_bits32(m{i});")
-        for k in sorted(s.kset):
-            if len(s.kset) > 1:
-                L.append(f"{i2}    uint8_t km{k}[{LANES}];")
-                L.append(f"{i2}    for (int u = 0; u < {LANES}; u++) km{k}[u] = k{i}[u] == {k};")
-                bits = f"(bm & rv_bits32(km{k}))"
-            else:
-                bits = "bm"
-            L.append(f"{i2}    {{ uint32_t b = {bits}; int64_t d = out_base + {k} * ns;")
-            for p in columns:
-                w = 8 * p.ty.dtype.itemsize
-                L.append(f"{i2}      RV_STEP{w}((const uint{w}_t *)a{i}_{p.name}, "
-                         f"(uint{w}_t *)(p_{p.name} + d), kc[{k}], b);")
-            L.append(f"{i2}      kc[{k}] += __builtin_popcount(b); }}")
+        L.append(f"{i2}    uint8_t mk[{LANES}];")
+        L += [f"{i2}    {ctype(p.ty)} ak_{p.name}[{LANES}];" for p in columns]
+        L.append("#pragma GCC ivdep")
+        L.append(f"{i2}    for (int u = 0; u < {LANES}; u++) {{")
+        sel = [f"(m{st.index}[u] & (k{st.index}[u] == {k}))" if len(st.kset) > 1
+               else f"m{st.index}[u]" for st in sites]
+        L += [f"{i2}        uint8_t s{n} = {x};" for n, x in enumerate(sel)]
+        L.append(f"{i2}        mk[u] = {' | '.join(f's{n}' for n in range(len(sel)))};")
+        for p in columns:
+            pick = f"a{sites[-1].index}_{p.name}[u]"
+            for n in range(len(sites) - 2, -1, -1):
+                pick = f"(s{n} ? a{sites[n].index}_{p.name}[u] : {pick})"
+            L.append(f"{i2}        ak_{p.name}[u] = {pick};")
+        L.append(f"{i2}    }}")
+        L.append(f"{i2}    uint32_t b = rv_bits32(mk); int64_t d = out_base + {k} * ns;")
+        for p in columns:
+            w = 8 * p.ty.dtype.itemsize
+            L.append(f"{i2}    RV_STEP{w}((const uint{w}_t *)ak_{p.name}, "
+                     f"(uint{w}_t *)(p_{p.name} + d), kc[{k}], b);")
+        L.append(f"{i2}    kc[{k}] += __builtin_popcount(b);")
         L.append(f"{i2}}}")
     L.append(f"{ind}}}")
     return L
