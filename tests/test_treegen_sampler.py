@@ -12,7 +12,7 @@ from scipy.stats import chisquare
 from revec.cli import main
 from revec.errors import RevecError
 from revec.treegen.reference import all_trees, children_table
-from revec.treegen.rng import root_state
+from revec.treegen.rng import node_uniform, root_state
 from revec.treegen.sampler import TreeBuffers, sample_preorders, sample_tree, tables_for
 from revec.treegen.splits import (
     AT_MOST,
@@ -99,6 +99,31 @@ def test_table_path_equals_scan_path() -> None:
                     assert lo <= a[0] <= hi
                     checked += 1
     assert checked > 10000
+
+
+@pytest.mark.parametrize("n,h", [(10001, 20), (10001, 100), (2001, 300)])
+def test_sampled_tree_follows_the_generic_scan(n: int, h: int) -> None:
+    """End to end: every node of trees from the sampler (tables, scaled and exact
+    scans, m = 1 shortcut) has the children that the generic scan of its own uniform
+    number gives."""
+    t = tables_for(n, h)
+    buf = TreeBuffers(n, h)
+    big = 0
+    for trial in range(2):
+        sample_tree(*t.kernel_args(), (n - 1) // 2, h, np.uint64(root_state(11, trial)),
+                    buf.first_child, buf.node_m, buf.node_h, buf.node_kind, buf.node_state,
+                    buf.level_start, buf.queue)
+        for x in np.flatnonzero(buf.node_m[:n] > 0):
+            m, hh, kind = int(buf.node_m[x]), int(buf.node_h[x]), int(buf.node_kind[x])
+            start = t.start_a if kind == AT_MOST else t.start_e
+            p, o = choose_split(t.la, t.le, start, m, hh, kind, node_uniform(buf.node_state[x]))
+            lm, lh, lk, rm, rh, rk = children_of(m, hh, kind, p, o)
+            f = int(buf.first_child[x])
+            got = (buf.node_m[f], buf.node_h[f], buf.node_kind[f], buf.node_m[f + 1],
+                   buf.node_h[f + 1], buf.node_kind[f + 1])
+            assert tuple(int(v) for v in got) == (lm, lh, lk, rm, rh, rk), (trial, x)
+            big += m > SMALL
+    assert big > 50
 
 
 def test_children_of_follows_the_options() -> None:
