@@ -363,12 +363,25 @@ def markdown(res: dict[str, Any]) -> str:
         for r in ("P", "B"):
             a(f"| {d} | {r} | " + " | ".join(
                 f"{K[str(d)][f'reexp B/P={k} R={r}']['mean']:.3f}" for k in B_OVER_P) + " |")
-    a("\nIssue 5 quotes no number of the paper's Fig. 22. Two effects shape ours: with "
-      "R = B the utilization grows with B/P; with R = P it need not (a larger B makes the "
-      "first blocked-mode blocks larger, but blocks between P and B are then split "
-      "without re-expansion). Once B exceeds a depth's widest level the run is bfs, which "
-      "is why R = P and R = B meet at the largest B/P (e.g. depth 52 at B/P = 32, "
-      "B = 512).\n")
+    drops = [(d, k0, k1) for d in KEY_DEPTHS for k0, k1 in zip(B_OVER_P, B_OVER_P[1:])
+             if K[str(d)][f"reexp B/P={k1} R=P"]["mean"]
+             < K[str(d)][f"reexp B/P={k0} R=P"]["mean"] - 0.01]
+    grows = all(K[str(d)][f"reexp B/P={k1} R=B"]["mean"]
+                >= K[str(d)][f"reexp B/P={k0} R=B"]["mean"] - 0.005
+                for d in KEY_DEPTHS for k0, k1 in zip(B_OVER_P, B_OVER_P[1:]))
+    drop_txt = ""
+    if drops:
+        d, k0, k1 = drops[0]
+        drop_txt = (f" (e.g. depth {d}: {K[str(d)][f'reexp B/P={k0} R=P']['mean']:.3f} at "
+                    f"B/P = {k0}, {K[str(d)][f'reexp B/P={k1} R=P']['mean']:.3f} at "
+                    f"B/P = {k1}; we have not analysed why)")
+    a("\nIssue 5 quotes no number of the paper's Fig. 22. With R = B our utilization "
+      + ("grows with B/P" if grows else "mostly grows with B/P")
+      + "; with R = P it " + ("does not always" + drop_txt if drops else "grows too")
+      + ". Once B exceeds a depth's widest level the run is bfs, which is why R = P and "
+      "R = B meet at the largest B/P (e.g. depth 52 at B/P = 32, B = 512, against a "
+      f"widest level of {(D['52'].get('widest level') or {}).get('mean', float('nan')):.0f}"
+      " on average).\n")
 
     a("## Fig. 23: SIMD width at B/P = 4\n")
     a("![](fig23_simd_width.png)\n")
