@@ -56,22 +56,15 @@ def _compare(n: int, h: int, switch: str, backend: str = "numba") -> None:
             assert res.stats.blocks == sim.blocks(k)[t], (t, s)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the runtime does not execute a bfs-mode next block of >= B threads as one block in "
-    "blocked mode (DESIGN.md section 3): it runs the block's spawn-index groups as "
-    "separate child blocks (the simulator's 'split' reading); see docs/treegen.md"))
 @pytest.mark.parametrize("n,h", CASES)
 def test_utilization_as_design(n: int, h: int) -> None:
+    """DESIGN.md section 3: a bfs-mode next block of B or more threads runs as one block
+    in blocked mode (the simulator's default 'whole' reading of the switch)."""
     _compare(n, h, "whole")
-
-
-@pytest.mark.parametrize("n,h", CASES)
-def test_utilization_as_the_runtime_reads_the_switch(n: int, h: int) -> None:
-    _compare(n, h, "split")
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="the C back end needs gcc")
 def test_utilization_c_back_end() -> None:
     if "c" not in getattr(api, "BACKENDS", ()):
         pytest.skip("the C back end is not available")
-    _compare(*CASES[0], "split", backend="c")
+    _compare(*CASES[0], "whole", backend="c")

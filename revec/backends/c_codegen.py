@@ -609,6 +609,10 @@ static int run_schedule(int64_t static_k, int64_t B, int64_t R, int64_t P,
             }
             mode = 1;
             out_base = rec[sp][END];
+        } else if (rec[sp][KIND] == 2) {  /* the bfs -> blocked switch: one block, blocked */
+            off = rec[sp][OFF]; n = rec[sp][N]; depth = rec[sp][DEPTH]; mode = 1;
+            out_base = rec[sp][END];
+            rec[sp][KIND] = 1; rec[sp][CUR] = 0; rec[sp][NSEG] = 0; rec[sp][SB] = st[SEGTOP];
         } else {
             off = rec[sp][OFF]; n = rec[sp][N]; depth = rec[sp][DEPTH]; mode = 0;
             out_base = rec[sp][BASE];  /* the kernel reads the block before writing */
@@ -662,13 +666,9 @@ static int run_schedule(int64_t static_k, int64_t B, int64_t R, int64_t P,
             lv[depth + 1][L_GROWTH] += (double)m / (double)rec[sp][INIT];
             lv[depth + 1][L_RETURNS] += 1;
         }
-        int64_t pos = base;
-        for (int64_t k = 0; k < kused; k++) {
-            seg[segtop + k][0] = pos; seg[segtop + k][1] = kcnt[k]; pos += kcnt[k];
-        }
-        rec[sp][KIND] = 1; rec[sp][CUR] = 0; rec[sp][NSEG] = kused; rec[sp][SB] = segtop;
+        /* B or more: the next block runs in blocked mode as one block (DESIGN.md 3) */
+        rec[sp][KIND] = 2; rec[sp][OFF] = base; rec[sp][N] = m;
         rec[sp][END] = base + m; rec[sp][DEPTH] = depth + 1;
-        st[SEGTOP] = segtop + kused;
     }
     free(rec); free(seg);
     *lv_out = (double *)lv;

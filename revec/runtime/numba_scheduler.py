@@ -113,6 +113,17 @@ def pick(rec, st, seg, lv, R):  # type: ignore[no-untyped-def]
     st[P_OFF] = off
     st[P_N] = n
     st[P_DEPTH] = rec[sp, DEPTH]
+    if rec[sp, KIND] == 2:
+        # the bfs -> blocked switch: this block of B or more threads runs as one block
+        # in blocked mode; the record stays as an empty blocked record (popped after
+        # the block's children have run)
+        st[P_MODE] = 1
+        st[P_OUT] = rec[sp, END]
+        rec[sp, KIND] = 1
+        rec[sp, CUR] = 0
+        rec[sp, NSEG] = 0
+        rec[sp, SB] = st[SEGTOP]
+        return 1
     st[P_MODE] = 0
     st[P_OUT] = max(rec[sp, BASE], off + n)
     return 1
@@ -177,22 +188,16 @@ def finish(rec, st, seg, lv, kcnt, kused, B):  # type: ignore[no-untyped-def]
         rec[sp, END] = base + m
         rec[sp, DEPTH] = depth + 1
         return
-    # B or more threads: continue in blocked mode with the compacted child blocks
+    # B or more threads (DESIGN.md section 3): the next block runs in blocked mode, as
+    # one block; its children are then grouped by spawn index
     if rec[sp, INIT] > 0:
         lv[depth + 1, L_GROWTH] += m / rec[sp, INIT]
         lv[depth + 1, L_RETURNS] += 1
-    pos = base
-    for k in range(kused):
-        seg[segtop + k, 0] = pos
-        seg[segtop + k, 1] = kcnt[k]
-        pos += kcnt[k]
-    rec[sp, KIND] = 1
-    rec[sp, CUR] = 0
-    rec[sp, NSEG] = kused
-    rec[sp, SB] = segtop
+    rec[sp, KIND] = 2
+    rec[sp, OFF] = base
+    rec[sp, N] = m
     rec[sp, END] = base + m
     rec[sp, DEPTH] = depth + 1
-    st[SEGTOP] = segtop + kused
 
 
 # --------------------------------------------------------------------------- the driver

@@ -237,8 +237,9 @@ def markdown(res: dict[str, Any]) -> str:
       "tasks. *Occupancy* is sum(b) / sum(ceil(b/P)·P) (busy lanes among the lanes of "
       "issued vectors); *wide share* is the share of tasks run in blocks of at least P "
       "threads; each is computed per trial and averaged over trials. *split* columns use "
-      "the other reading of the bfs -> blocked switch (the one the numba runtime "
-      "currently implements, see docs/treegen.md). Issue 5 quotes the paper's numbers "
+      "the other reading of the bfs -> blocked switch (the block of B or more threads "
+      "split by spawn index before it runs; the runtime follows DESIGN.md's reading, "
+      "see docs/treegen.md). Issue 5 quotes the paper's numbers "
       "used here; where it quotes none (Figs. 18 and 22), ours stand alone.\n")
 
     a("## Fig. 18: distribution over trials (depth 20)\n")
@@ -465,7 +466,7 @@ def reading_discussion(res: dict[str, Any]) -> str:
         "filled vectors of the small blocks as partly busy, which lifts R = P to "
         f"{series('reexp R=P', 'occupancy')} (paper 0.76 / 0.66 / 0.65 / 0.61).",
         "",
-        "**The bfs -> blocked switch.** The *split* reading (the runtime's) moves "
+        "**The bfs -> blocked switch.** The *split* reading (not DESIGN.md's) moves "
         "re-expansion by at most "
         f"{max(abs(val('reexp R=P split', d) - val('reexp R=P', d)) for d in KEY_DEPTHS):.2f}"
         " (R = P) and "
