@@ -125,10 +125,12 @@ static int64_t revec_split##B##_prefix(const void *xv, const uint8_t *m, int64_t
     return a;                                                                              \
 }
 
+#ifndef REVEC_STEPS_ONLY
 REVEC_SCALAR_KERNELS(8, uint8_t)
 REVEC_SCALAR_KERNELS(16, uint16_t)
 REVEC_SCALAR_KERNELS(32, uint32_t)
 REVEC_SCALAR_KERNELS(64, uint64_t)
+#endif
 
 /* Finish a compaction / split from element i on, scalar (the tails of the SIMD kernels). */
 #define REVEC_TAIL_COMPACT(T)                                                               \
@@ -228,10 +230,12 @@ REVEC_T_SSSE3 static int64_t revec_split##B##_ssse3(const void *xv, const uint8_
     return a;                                                                              \
 }
 
+#ifndef REVEC_STEPS_ONLY
 REVEC_SSSE3_KERNELS(8, uint8_t)
 REVEC_SSSE3_KERNELS(16, uint16_t)
 REVEC_SSSE3_KERNELS(32, uint32_t)
 REVEC_SSSE3_KERNELS(64, uint64_t)
+#endif
 
 /* ---------------------------------------------------------------- AVX2 */
 REVEC_T_AVX2 static inline uint32_t revec_bits32(const uint8_t *m) {
@@ -302,10 +306,12 @@ REVEC_T_AVX2 static int64_t revec_split##B##_avx2(const void *xv, const uint8_t 
     return a;                                                                              \
 }
 
+#ifndef REVEC_STEPS_ONLY
 REVEC_AVX2_KERNELS(8, uint8_t)
 REVEC_AVX2_KERNELS(16, uint16_t)
 REVEC_AVX2_KERNELS(32, uint32_t)
 REVEC_AVX2_KERNELS(64, uint64_t)
+#endif
 
 /* ---------------------------------------------------------------- AVX-512 (vpcompress) */
 /* Not executed on the development machine (Zen 3 has no AVX-512): dispatched to only when
@@ -371,13 +377,18 @@ TARGET static int64_t revec_split##B##_avx512(const void *xv, const uint8_t *m, 
     return a;                                                                              \
 }
 
+#ifndef REVEC_STEPS_ONLY
 REVEC_AVX512_KERNELS(8, uint8_t, REVEC_T_VBMI2)
 REVEC_AVX512_KERNELS(16, uint16_t, REVEC_T_VBMI2)
 REVEC_AVX512_KERNELS(32, uint32_t, REVEC_T_AVX512)
 REVEC_AVX512_KERNELS(64, uint64_t, REVEC_T_AVX512)
+#endif
 #endif /* REVEC_X86 */
 
 /* ---------------------------------------------------------------- dispatch */
+/* REVEC_STEPS_ONLY (generated task programs): only the inline steps above, which
+   the program calls directly; no whole-array kernels, no dispatch. */
+#ifndef REVEC_STEPS_ONLY
 static int revec_width_index(int bits) {
     switch (bits) {
     case 8: return 0;
@@ -433,3 +444,4 @@ static revec_split_fn revec_get_split(int bits, int variant) {
     if (!revec_variant_ok(bits, variant)) return 0;
     return revec_split_table[revec_width_index(bits)][variant];
 }
+#endif /* REVEC_STEPS_ONLY */
