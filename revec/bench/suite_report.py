@@ -328,7 +328,7 @@ def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
         f"Python {m.get('python', '?')}, numpy {m.get('numpy', '?')}.",
         f"- Code: {m.get('revision', '?')}.",
         f"- Measured: {m.get('date', '?')}; load average (1/5/15 min) when each benchmark "
-        f"started: {loads} (above the number of cores: other jobs shared the machine).",
+        f"started: {loads}{_load_remark(recs, m)}.",
         f"- Suite time (measurement, including compilation): {total / 60:.1f} min.",
         f"- Sweep: {plan_text}.",
         "- Speedup = median time of plain recursive C (gcc -O3 -march=native) / median time "
@@ -381,3 +381,16 @@ def render(out: Path) -> list[Path]:
     text = render_text(recs, [f.name for f in figures])
     write_atomic(out / README, text)
     return [out / README, *figures]
+
+
+def _load_remark(recs: list[dict[str, Any]], machine: dict[str, Any]) -> str:
+    """Say so when the 1-minute load reached the core count (other jobs ran)."""
+    try:
+        cores = int(machine.get("cores", 0))
+        top = max(float(str(r.get("machine", {}).get("load_at_start", "0")).split()[0])
+                  for r in recs)
+    except (ValueError, IndexError):
+        return ""
+    if cores and top >= cores:
+        return " (at or above the number of cores: other jobs shared the machine)"
+    return " (below the number of cores)"
