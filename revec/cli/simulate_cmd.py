@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--switch", choices=("whole", "split"), default="whole",
                    help="reading of the bfs -> blocked switch: 'whole' (DESIGN.md: the "
                         "next block of >= B threads runs in blocked mode) or 'split' (its "
-                        "spawn-index groups run as child blocks; the runtime's reading)")
+                        "spawn-index groups run as child blocks; an alternative reading, not the runtime's)")
     p.add_argument("--seed", type=_int, default=0, metavar="S")
     p.add_argument("--workers", type=_int, default=None,
                    help="threads (default: one per core); results do not depend on it")
