@@ -12,7 +12,17 @@ from pathlib import Path
 
 from revec import ir
 from revec.backends import c_lanes
-from revec.backends.cexpr import C_PRELUDE, CExprEmitter, cast, ctype, literal
+from revec.backends.cexpr import (
+    C_PRELUDE,
+    CExprEmitter,
+    blend,
+    cast,
+    ctype,
+    literal,
+    speculable,
+    truth,
+    utype,
+)
 from revec.errors import RevecError
 from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
@@ -45,6 +55,48 @@ class CStmts:
             out.extend(self.stmt(s, ind))
         return out
 
+    @staticmethod
+    def if_converts(target: str, orelse: tuple[ir.Stmt, ...]) -> bool:
+        """An else branch, if any, is one speculable assignment to the same local."""
+        match orelse:
+            case ():
+                return True
+            case (ir.Assign(target=t, value=w),):
+                return t == target and speculable(w)
+        return False
+
+    def predicable(self, s: ir.Stmt, top: bool = False) -> bool:
+        """An if-tree of integer sum reductions, every condition below the top one and
+        every value speculable."""
+        match s:
+            case ir.Reduce(reducer=r, value=v):
+                decl = self.gen.program.reducers[r]
+                return decl.op == "sum" and decl.dtype.kind in "iu" and speculable(v)
+            case ir.If(cond=c, then=a, orelse=b):
+                return (top or speculable(c)) and all(self.predicable(x) for x in a + b)
+        return False
+
+    def predicated(self, s: ir.Stmt, pc: str | None, ind: str) -> list[str]:
+        """``s`` (see :meth:`predicable`) executed under the 0/1 condition ``pc``."""
+        if isinstance(s, ir.Reduce):
+            decl = self.gen.program.reducers[s.reducer]
+            ty = ir.Ty(decl.dtype)
+            u, acc = utype(ty), f"la_{s.reducer}"
+            v = f"({u})({self.e(s.value)})" if pc is None else \
+                f"(({u})({self.e(s.value)}) & ({u})(0 - ({u}){pc}))"
+            return [f"{ind}{acc} = ({ctype(ty)})(({u}){acc} + {v});"]
+        assert isinstance(s, ir.If)
+        self.gen.tmp += 1
+        k = self.gen.tmp
+        c = truth(self.e(s.cond), s.cond.ty)
+        lines = [f"{ind}uint8_t _p{k} = {c if pc is None else f'{pc} & {c}'};",
+                 f"{ind}uint8_t _q{k} = {f'!_p{k}' if pc is None else f'{pc} & !_p{k}'};"]
+        for x in s.then:
+            lines += self.predicated(x, f"_p{k}", ind)
+        for x in s.orelse:
+            lines += self.predicated(x, f"_q{k}", ind)
+        return lines
+
     def stmt(self, s: ir.Stmt, ind: str) -> list[str]:
         e = self.e
         match s:
@@ -63,6 +115,16 @@ class CStmts:
                 for name, tmp, src, dst in zip(ts, tmps, rtys, tys):
                     lines.append(f"{ind}    {var(name)} = {cast(tmp, src, dst)};")
                 return lines + [f"{ind}}}"]
+            case ir.If(cond=c, then=(ir.Assign(target=t, value=v),), orelse=els) if (
+                    v.ty.kind in "iub" and speculable(v) and self.if_converts(t, els)):
+                # branch-free: `if c: t = v [else: t = w]` as a blend (see cexpr.blend)
+                other = var(t) if not els else e(els[0].value)
+                return [f"{ind}{{ uint8_t _c = {truth(e(c), c.ty)};",
+                        f"{ind}  {var(t)} = {blend('_c', e(v), other, v.ty)}; }}"]
+            case ir.If() if self.mode == "kernel" and self.predicable(s, top=True):
+                # only integer sums under conditions (a base case counting outcomes):
+                # every thread adds the value or 0, and the thread loop vectorizes
+                return self.predicated(s, None, ind)
             case ir.If(cond=c, then=a, orelse=b):
                 lines = [f"{ind}if ({e(c)}) {{", *self.block(a, ind + "    "), f"{ind}}}"]
                 if b:
@@ -119,6 +181,7 @@ class CModuleGen:
         self.dynamic = self.t.max_spawns is None
         self.straight = straight_spawns(strip_final_return(self.bp.inductive))
         self.next_static = 0
+        self.tmp = 0  # numbering of generated temporaries
         self.loop: c_lanes.LoopEmitter | None = None
         # parameters passed on unchanged by every spawn: one value for the whole tree
         self.invariant = [p for p in self.bp.fields if p.name in self.bp.invariant]
@@ -524,11 +587,14 @@ static void rv_check_budget(int64_t bytes) {
 }
 """
 
-# One 32-thread step of the split: the table-driven compaction of compaction.h for the
-# CPU the module is compiled for (-march=native), else a branch-free scalar step.
+# One 32-thread step of the split: the compaction of compaction.h for the CPU the module
+# is compiled for (-march=native): AVX-512 vpcompress where the module targets VBMI2, else
+# the AVX2 table-driven steps, else a branch-free scalar step.
 SPLIT_STEPS = r"""
 static inline uint32_t rv_bits32(const uint8_t *m) {
-#if REVEC_X86 && defined(__AVX2__)
+#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+    return revec_avx512_bits32(m);
+#elif REVEC_X86 && defined(__AVX2__)
     return revec_bits32(m);
 #else
     uint32_t b = 0;
@@ -540,7 +606,12 @@ static inline uint32_t rv_bits32(const uint8_t *m) {
 static inline void rv_sstep##B(const uint##B##_t *x, uint##B##_t *o, int64_t j, uint32_t bits) { \
     for (int u = 0; u < 32; u++) { o[j] = x[u]; j += (bits >> u) & 1u; } }
 RV_SCALAR_STEP(8) RV_SCALAR_STEP(16) RV_SCALAR_STEP(32) RV_SCALAR_STEP(64)
-#if REVEC_X86 && defined(__AVX2__)
+#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+#define RV_STEP8(x, o, j, b) ((void)revec_avx512_step8_32((x), (o), (j), (b)))
+#define RV_STEP16(x, o, j, b) ((void)revec_avx512_step16_32((x), (o), (j), (b)))
+#define RV_STEP32(x, o, j, b) ((void)revec_avx512_step32_32((x), (o), (j), (b)))
+#define RV_STEP64(x, o, j, b) ((void)revec_avx512_step64_32((x), (o), (j), (b)))
+#elif REVEC_X86 && defined(__AVX2__)
 #define RV_STEP8(x, o, j, b) ((void)revec_avx2_step8_32((x), (o), (j), (b)))
 #define RV_STEP16(x, o, j, b) ((void)revec_avx2_step16_32((x), (o), (j), (b)))
 #define RV_STEP32(x, o, j, b) ((void)revec_avx2_step32_32((x), (o), (j), (b)))

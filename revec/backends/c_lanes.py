@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from revec import ir
-from revec.backends.cexpr import ctype, speculable
+from revec.backends.cexpr import blend, ctype, select_one, speculable
 
 LANES = 32
 
@@ -106,8 +106,12 @@ class LaneEmitter:
             match s:
                 case ir.Assign(target=t, value=v):
                     val = self.expr(v)
-                    out.append(f"{ind}v_{t} = {val};" if pc is None else
-                               f"{ind}v_{t} = ({pc}) ? ({val}) : v_{t};")
+                    if pc is None:
+                        out.append(f"{ind}v_{t} = {val};")
+                    elif v.ty.kind in "iub":
+                        out.append(f"{ind}v_{t} = {blend(f'({pc})', f'({val})', f'v_{t}', v.ty)};")
+                    else:
+                        out.append(f"{ind}v_{t} = ({pc}) ? ({val}) : v_{t};")
                 case ir.Spawn(args=args):
                     site = Site(len(self.code.sites),
                                 [self.expr(a) for a, p in zip(args, self.fields)
@@ -175,9 +179,13 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
         L += [f"{i2}        uint8_t s{n} = {x};" for n, x in enumerate(sel)]
         L.append(f"{i2}        mk[u] = {' | '.join(f's{n}' for n in range(len(sel)))};")
         for p in columns:
-            pick = f"a{sites[-1].index}_{p.name}[u]"
-            for n in range(len(sites) - 2, -1, -1):
-                pick = f"(s{n} ? a{sites[n].index}_{p.name}[u] : {pick})"
+            if p.ty.kind in "iub":  # at most one site makes a lane's k-th spawn
+                pick = select_one([f"s{n}" for n in range(len(sites))],
+                                  [f"a{st.index}_{p.name}[u]" for st in sites], p.ty)
+            else:
+                pick = f"a{sites[-1].index}_{p.name}[u]"
+                for n in range(len(sites) - 2, -1, -1):
+                    pick = f"(s{n} ? a{sites[n].index}_{p.name}[u] : {pick})"
             L.append(f"{i2}        ak_{p.name}[u] = {pick};")
         L.append(f"{i2}    }}")
         L.append(f"{i2}    uint32_t b = rv_bits32(mk); int64_t d = out_base + {k} * ns;")
@@ -376,9 +384,13 @@ class LoopEmitter:
         # stores past the valid lanes of a partial chunk land in the block's slack
         L.append(f"{ind}{{ const int64_t at = d + kc[it];")
         for p in self.columns:
-            pick = f"a{code.sites[-1].index}_{p.name}[u]"
-            for site in reversed(code.sites[:-1]):
-                pick = f"(m{site.index}[u] ? a{site.index}_{p.name}[u] : {pick})"
+            if p.ty.kind in "iub" and len(code.sites) > 1:  # one spawning site per lane
+                pick = select_one([f"m{st.index}[u]" for st in code.sites],
+                                  [f"a{st.index}_{p.name}[u]" for st in code.sites], p.ty)
+            else:
+                pick = f"a{code.sites[-1].index}_{p.name}[u]"
+                for site in reversed(code.sites[:-1]):
+                    pick = f"(m{site.index}[u] ? a{site.index}_{p.name}[u] : {pick})"
             L.append(f"{ind}  for (int u = 0; u < {LANES}; u++) p_{p.name}[at + u] = {pick};")
         L.append(f"{ind}}}")
         L.append(f"{ind}kc[it] += {LANES if full else 'lanes'};")

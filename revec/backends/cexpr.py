@@ -18,7 +18,11 @@ from revec import ir
 CTYPES = {
     "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "float32": "float", "float64": "double", "bool": "bool",
+    "float32": "float", "float64": "double",
+    # bool values are always 0 or 1 here (comparisons, `!= 0` conversions, 0/1 literals),
+    # so a byte holds them; C's _Bool would make GCC 12 refuse to vectorize every loop
+    # converting one ("type conversion to/from bit-precision unsupported")
+    "bool": "uint8_t",
 }
 
 
@@ -96,6 +100,9 @@ class CExprEmitter:
                     # nothing to skip: both sides always, so the lane loops if-convert
                     return f"({self(a)} {'&' if op == 'and' else '|'} {self(b)})"
                 return f"({self(a)} {'&&' if op == 'and' else '||'} {self(b)})"
+            case ir.IfExp(cond=c, then=ir.Var() | ir.Const() as a, orelse=ir.Var() | ir.Const() as b,
+                          ty=ty) if ty.kind in "iu" or (ty.kind == "b" and speculable(c)):
+                return blend(truth(self(c), c.ty), self(a), self(b), ty)
             case ir.IfExp(cond=c, then=a, orelse=b):
                 return f"({self(c)} ? {self(a)} : {self(b)})"
             case ir.ArrayRef(array=name, indices=idx):
@@ -120,7 +127,7 @@ class CExprEmitter:
             return f"(({t})({a} {op} {b}))"
         if ty.kind == "b":
             sym = {"+": "|", "*": "&", "&": "&", "|": "|", "^": "^"}.get(op, op)
-            return f"((bool)({a} {sym} {b}))"
+            return f"((uint8_t)({a} {sym} {b}))"
         u = utype(ty)
         if op in ("+", "-", "*"):
             return f"(({t})(({u}){a} {op} ({u}){b}))"
@@ -197,6 +204,35 @@ static inline T rv_fdivf_##T(T a, T b) { \
 RV_FLOAT_DIVMOD(double, fmod, floor, copysign)
 RV_FLOAT_DIVMOD(float, fmodf, floorf, copysignf)
 """
+
+
+def truth(text: str, ty: ir.Ty) -> str:
+    """A condition as 0 or 1."""
+    return text if ty.kind == "b" else f"(({text}) != 0)"
+
+
+def blend(c: str, a: str, b: str, ty: ir.Ty) -> str:
+    """``c ? a : b`` without a branch, for an integer or bool ``ty`` and a 0/1 ``c``
+    (``a``, ``b`` and, for bool, ``c`` are evaluated twice, so they must be cheap and
+    speculable).  GCC 12 does not vectorize a conditional expression whose condition is
+    narrower than its value (a bool choosing between uint16 values), nor an if-converted
+    bool store (nor this xor form for bool); the lane loops of the C kernel depend on
+    both vectorizing."""
+    if ty.kind == "b":
+        return f"((uint8_t)((({a}) & {c}) | (({b}) & !{c})))"
+    u = utype(ty)
+    return (f"(({ctype(ty)})(({u})({b}) ^ ((({u})({a}) ^ ({u})({b})) & "
+            f"({u})(0 - ({u})({c})))))")
+
+
+def select_one(conds: list[str], values: list[str], ty: ir.Ty) -> str:
+    """The value whose 0/1 condition holds, for integer or bool ``ty``, where at most one
+    condition holds (0 if none): an OR of masked values, which GCC vectorizes at any
+    element width (a chain of conditional expressions with byte conditions and 64-bit
+    values it does not)."""
+    u = "uint8_t" if ty.kind == "b" else utype(ty)
+    terms = [f"(({u})({v}) & ({u})(0 - ({u})({c})))" for c, v in zip(conds, values)]
+    return f"(({ctype(ty)})({' | '.join(terms)}))"
 
 
 def speculable(e: ir.Expr) -> bool:

@@ -314,8 +314,9 @@ REVEC_AVX2_KERNELS(64, uint64_t)
 #endif
 
 /* ---------------------------------------------------------------- AVX-512 (vpcompress) */
-/* Not executed on the development machine (Zen 3 has no AVX-512): dispatched to only when
- * the CPU reports F+VL+BW (32/64-bit lanes) and VBMI2 (8/16-bit lanes). */
+/* Dispatched to only when the CPU reports F+VL+BW (32/64-bit lanes) and VBMI2 (8/16-bit
+ * lanes).  vpcompress into a register and a plain store: the memory-destination form is
+ * microcoded and much slower on Intel cores. */
 REVEC_T_AVX512 static inline __mmask64 revec_bits64(const uint8_t *m) {
     __m512i v = _mm512_loadu_si512((const void *)m);
     return _mm512_test_epi8_mask(v, v);
@@ -357,6 +358,46 @@ REVEC_T_AVX512 static inline int64_t revec_avx512_step64_64(const uint64_t *x, u
     return j;
 }
 
+/* 32-lane steps for generated task programs (the 32 threads of one kernel step; compiled
+ * only where the module itself targets AVX-512, see SPLIT_STEPS in c_codegen.py).  Each
+ * store starts at an output index no larger than its first input index, so it never
+ * writes past the input's own extent (the same bound as the AVX2 steps). */
+REVEC_T_VBMI2 static inline int64_t revec_avx512_step8_32(const uint8_t *x, uint8_t *o,
+                                                           int64_t j, uint32_t k) {
+    __m256i v = _mm256_maskz_compress_epi8((__mmask32)k, _mm256_loadu_si256((const __m256i *)x));
+    _mm256_storeu_si256((__m256i *)(o + j), v);
+    return j + _mm_popcnt_u32(k);
+}
+REVEC_T_VBMI2 static inline int64_t revec_avx512_step16_32(const uint16_t *x, uint16_t *o,
+                                                            int64_t j, uint32_t k) {
+    __m512i v = _mm512_maskz_compress_epi16((__mmask32)k, _mm512_loadu_si512((const void *)x));
+    _mm512_storeu_si512((void *)(o + j), v);
+    return j + _mm_popcnt_u32(k);
+}
+REVEC_T_AVX512 static inline int64_t revec_avx512_step32_32(const uint32_t *x, uint32_t *o,
+                                                            int64_t j, uint32_t k) {
+    for (int q = 0; q < 2; q++) {
+        __mmask16 kk = (__mmask16)(k >> (16 * q));
+        __m512i v = _mm512_maskz_compress_epi32(kk, _mm512_loadu_si512((const void *)(x + 16 * q)));
+        _mm512_storeu_si512((void *)(o + j), v);
+        j += _mm_popcnt_u32((uint32_t)kk);
+    }
+    return j;
+}
+REVEC_T_AVX512 static inline int64_t revec_avx512_step64_32(const uint64_t *x, uint64_t *o,
+                                                            int64_t j, uint32_t k) {
+    for (int q = 0; q < 4; q++) {
+        __mmask8 kk = (__mmask8)(k >> (8 * q));
+        __m512i v = _mm512_maskz_compress_epi64(kk, _mm512_loadu_si512((const void *)(x + 8 * q)));
+        _mm512_storeu_si512((void *)(o + j), v);
+        j += _mm_popcnt_u32((uint32_t)kk);
+    }
+    return j;
+}
+REVEC_T_AVX512 static inline uint32_t revec_avx512_bits32(const uint8_t *m) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)m);
+    return (uint32_t)_mm256_test_epi8_mask(v, v);
+}
 #define REVEC_AVX512_KERNELS(B, T, TARGET)                                                 \
 TARGET static int64_t revec_compact##B##_avx512(const void *xv, const uint8_t *m,  \
                                                         int64_t n, void *ov) {             \
