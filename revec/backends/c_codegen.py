@@ -607,21 +607,31 @@ static inline void rv_sstep##B(const uint##B##_t *x, uint##B##_t *o, int64_t j, 
     for (int u = 0; u < 32; u++) { o[j] = x[u]; j += (bits >> u) & 1u; } }
 RV_SCALAR_STEP(8) RV_SCALAR_STEP(16) RV_SCALAR_STEP(32) RV_SCALAR_STEP(64)
 #if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
-#define RV_STEP8(x, o, j, b) ((void)revec_avx512_step8_32((x), (o), (j), (b)))
-#define RV_STEP16(x, o, j, b) ((void)revec_avx512_step16_32((x), (o), (j), (b)))
-#define RV_STEP32(x, o, j, b) ((void)revec_avx512_step32_32((x), (o), (j), (b)))
-#define RV_STEP64(x, o, j, b) ((void)revec_avx512_step64_32((x), (o), (j), (b)))
+#define RV_CSTEP8(x, o, j, b) ((void)revec_avx512_step8_32((x), (o), (j), (b)))
+#define RV_CSTEP16(x, o, j, b) ((void)revec_avx512_step16_32((x), (o), (j), (b)))
+#define RV_CSTEP32(x, o, j, b) ((void)revec_avx512_step32_32((x), (o), (j), (b)))
+#define RV_CSTEP64(x, o, j, b) ((void)revec_avx512_step64_32((x), (o), (j), (b)))
 #elif REVEC_X86 && defined(__AVX2__)
-#define RV_STEP8(x, o, j, b) ((void)revec_avx2_step8_32((x), (o), (j), (b)))
-#define RV_STEP16(x, o, j, b) ((void)revec_avx2_step16_32((x), (o), (j), (b)))
-#define RV_STEP32(x, o, j, b) ((void)revec_avx2_step32_32((x), (o), (j), (b)))
-#define RV_STEP64(x, o, j, b) ((void)revec_avx2_step64_32((x), (o), (j), (b)))
+#define RV_CSTEP8(x, o, j, b) ((void)revec_avx2_step8_32((x), (o), (j), (b)))
+#define RV_CSTEP16(x, o, j, b) ((void)revec_avx2_step16_32((x), (o), (j), (b)))
+#define RV_CSTEP32(x, o, j, b) ((void)revec_avx2_step32_32((x), (o), (j), (b)))
+#define RV_CSTEP64(x, o, j, b) ((void)revec_avx2_step64_32((x), (o), (j), (b)))
 #else
-#define RV_STEP8(x, o, j, b) rv_sstep8((x), (o), (j), (b))
-#define RV_STEP16(x, o, j, b) rv_sstep16((x), (o), (j), (b))
-#define RV_STEP32(x, o, j, b) rv_sstep32((x), (o), (j), (b))
-#define RV_STEP64(x, o, j, b) rv_sstep64((x), (o), (j), (b))
+#define RV_CSTEP8(x, o, j, b) rv_sstep8((x), (o), (j), (b))
+#define RV_CSTEP16(x, o, j, b) rv_sstep16((x), (o), (j), (b))
+#define RV_CSTEP32(x, o, j, b) rv_sstep32((x), (o), (j), (b))
+#define RV_CSTEP64(x, o, j, b) rv_sstep64((x), (o), (j), (b))
 #endif
+/* A step whose 32 lanes are all kept is a copy, one that keeps none does nothing: blocks
+   whose threads agree (every thread of a level inductive, every lane making a spawn) skip
+   the compaction; the branch is predictable exactly then. */
+#define RV_STEP_(W, x, o, j, b) do { uint32_t b_ = (b);                                   \
+    if (b_ == 0xFFFFFFFFu) memcpy((o) + (j), (x), 32 * sizeof(uint##W##_t));           \
+    else if (b_) RV_CSTEP##W((x), (o), (j), b_); } while (0)
+#define RV_STEP8(x, o, j, b) RV_STEP_(8, x, o, j, b)
+#define RV_STEP16(x, o, j, b) RV_STEP_(16, x, o, j, b)
+#define RV_STEP32(x, o, j, b) RV_STEP_(32, x, o, j, b)
+#define RV_STEP64(x, o, j, b) RV_STEP_(64, x, o, j, b)
 """
 
 CDEF = """
