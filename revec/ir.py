@@ -292,3 +292,23 @@ class Program:
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     libs: tuple[str, ...] = ()
     module: Any = None  # the loaded Python module (sequential reference)
+
+
+def speculable(e: Expr) -> bool:
+    """Safe to evaluate where the program would not: no memory reads, no calls."""
+    match e:
+        case ArrayRef() | Call() | LibCall():
+            return False
+        case Const() | Var():
+            return True
+    return all(speculable(v) for v in _children(e))
+
+
+def _children(e: Expr) -> list[Expr]:
+    out: list[Expr] = []
+    for v in vars(e).values():
+        if isinstance(v, Expr):
+            out.append(v)
+        elif isinstance(v, tuple):
+            out += [x for x in v if isinstance(x, Expr)]
+    return out

@@ -19,11 +19,11 @@ from revec.backends.cexpr import (
     cast,
     ctype,
     literal,
-    speculable,
     truth,
     utype,
 )
 from revec.errors import RevecError
+from revec.ir import speculable
 from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
 from revec.transforms.blocking import (

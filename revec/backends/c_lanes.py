@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from revec import ir
-from revec.backends.cexpr import blend, ctype, select_one, speculable
+from revec.backends.cexpr import blend, ctype, select_one
+from revec.ir import speculable
 
 LANES = 32
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from revec import ir
+from revec.ir import speculable
 
 CTYPES = {
     "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -233,23 +234,3 @@ def select_one(conds: list[str], values: list[str], ty: ir.Ty) -> str:
     u = "uint8_t" if ty.kind == "b" else utype(ty)
     terms = [f"(({u})({v}) & ({u})(0 - ({u})({c})))" for c, v in zip(conds, values)]
     return f"(({ctype(ty)})({' | '.join(terms)}))"
-
-
-def speculable(e: ir.Expr) -> bool:
-    """Safe to evaluate where the program would not: no memory reads, no calls."""
-    match e:
-        case ir.ArrayRef() | ir.Call() | ir.LibCall():
-            return False
-        case ir.Const() | ir.Var():
-            return True
-    return all(speculable(v) for v in _children(e))
-
-
-def _children(e: ir.Expr) -> list[ir.Expr]:
-    out: list[ir.Expr] = []
-    for v in vars(e).values():
-        if isinstance(v, ir.Expr):
-            out.append(v)
-        elif isinstance(v, tuple):
-            out += [x for x in v if isinstance(x, ir.Expr)]
-    return out

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from revec import ir
+from revec.ir import speculable
 from revec.transforms.blocking import contains_return, contains_spawn
 
 BIN_SYMBOL = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "**": "**",
@@ -78,6 +79,10 @@ class ExprEmitter:
                 return text if ty.weak else f"{np_type(ty)}{text}"
             case ir.Compare(op=op, left=a, right=b):
                 return f"({self(a)} {op} {self(b)})"
+            case ir.BoolOp(op=op, left=a, right=b) if speculable(b):
+                # nothing to skip: both sides always, without a branch (a short circuit
+                # on a data-dependent condition mispredicts, e.g. binomial's is-base test)
+                return f"({self(a)} {'&' if op == 'and' else '|'} {self(b)})"
             case ir.BoolOp(op=op, left=a, right=b):
                 return f"({self(a)} {op} {self(b)})"
             case ir.IfExp(cond=c, then=a, orelse=b):
