@@ -19,6 +19,7 @@ from revec.backends.cexpr import (
     cast,
     ctype,
     literal,
+    masked,
     truth,
     utype,
 )
@@ -78,13 +79,12 @@ class CStmts:
 
     def predicated(self, s: ir.Stmt, pc: str | None, ind: str) -> list[str]:
         """``s`` (see :meth:`predicable`) executed under the 0/1 condition ``pc``."""
-        if isinstance(s, ir.Reduce):
-            decl = self.gen.program.reducers[s.reducer]
-            ty = ir.Ty(decl.dtype)
-            u, acc = utype(ty), f"la_{s.reducer}"
-            v = f"({u})({self.e(s.value)})" if pc is None else \
-                f"(({u})({self.e(s.value)}) & ({u})(0 - ({u}){pc}))"
-            return [f"{ind}{acc} = ({ctype(ty)})(({u}){acc} + {v});"]
+        if isinstance(s, ir.Reduce):  # always under an if: pc is set
+            assert pc is not None
+            ty = ir.Ty(self.gen.program.reducers[s.reducer].dtype)
+            acc = f"la_{s.reducer}"
+            return [f"{ind}{acc} = ({ctype(ty)})(({utype(ty)}){acc} + "
+                    f"{masked(self.e(s.value), pc, ty)});"]
         assert isinstance(s, ir.If)
         self.gen.tmp += 1
         k = self.gen.tmp

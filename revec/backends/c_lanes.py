@@ -180,7 +180,7 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
         L += [f"{i2}        uint8_t s{n} = {x};" for n, x in enumerate(sel)]
         L.append(f"{i2}        mk[u] = {' | '.join(f's{n}' for n in range(len(sel)))};")
         for p in columns:
-            if p.ty.kind in "iub":  # at most one site makes a lane's k-th spawn
+            if p.ty.kind in "iub" and len(sites) > 1:  # at most one site makes it
                 pick = select_one([f"s{n}" for n in range(len(sites))],
                                   [f"a{st.index}_{p.name}[u]" for st in sites], p.ty)
             else:

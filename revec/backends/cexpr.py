@@ -231,6 +231,11 @@ def select_one(conds: list[str], values: list[str], ty: ir.Ty) -> str:
     condition holds (0 if none): an OR of masked values, which GCC vectorizes at any
     element width (a chain of conditional expressions with byte conditions and 64-bit
     values it does not)."""
-    u = "uint8_t" if ty.kind == "b" else utype(ty)
-    terms = [f"(({u})({v}) & ({u})(0 - ({u})({c})))" for c, v in zip(conds, values)]
+    terms = [masked(v, c, ty) for c, v in zip(conds, values)]
     return f"(({ctype(ty)})({' | '.join(terms)}))"
+
+
+def masked(v: str, c: str, ty: ir.Ty) -> str:
+    """``v`` where the 0/1 ``c`` holds, else 0, in the unsigned type of ``ty``'s width."""
+    u = "uint8_t" if ty.kind == "b" else utype(ty)
+    return f"(({u})({v}) & ({u})(0 - ({u})({c})))"
