@@ -18,18 +18,24 @@ GRAPHCOL = ROOT / "benchmarks" / "graphcol.py"
 BUDGET = 1 << 20  # 1 MiB: graphcol(16)'s widest level (59,049 frames) does not fit in bfs
 
 
+# graphcol: at most three spawns (the driver makes room for the children); nqueens: a
+# loop of spawns (numba's lock-step kernel grows the child blocks itself)
+CASES = [(GRAPHCOL, "graphcol", 16, BUDGET, 20),
+         (ROOT / "benchmarks" / "nqueens.py", "nqueens", 11, 1 << 18, 7)]
+
+
 @pytest.mark.parametrize("backend", ["numba", "c"])
-def test_bfs_over_budget_stops(backend: str) -> None:
+@pytest.mark.parametrize("path,task,arg,budget,frame_bytes", CASES)
+def test_bfs_over_budget_stops(backend: str, path: Path, task: str, arg: int, budget: int,
+                               frame_bytes: int) -> None:
     with pytest.raises(MemoryBudgetError, match="memory budget of"):
-        run_program(GRAPHCOL, "graphcol", (16,), variant="bfs", backend=backend,
-                    max_memory=BUDGET)
+        run_program(path, task, (arg,), variant="bfs", backend=backend, max_memory=budget)
     # the same tree fits without a budget, and in reexp mode within it
-    free = run_program(GRAPHCOL, "graphcol", (16,), variant="bfs", backend=backend,
-                       max_memory=0)
-    fit = run_program(GRAPHCOL, "graphcol", (16,), variant="reexp", backend=backend,
-                      block_size=256, max_memory=BUDGET)
+    free = run_program(path, task, (arg,), variant="bfs", backend=backend, max_memory=0)
+    fit = run_program(path, task, (arg,), variant="reexp", backend=backend,
+                      block_size=256, max_memory=budget)
     assert fit.reducers == free.reducers
-    assert free.stats.peak_live * 20 > BUDGET  # the bfs run really needed more
+    assert free.stats.peak_live * frame_bytes > budget  # the bfs run really needed more
 
 
 def test_cli_over_budget_is_a_user_error() -> None:

@@ -34,6 +34,7 @@ from revec.transforms.blocking import (
     to_block_program,
     used_vars,
 )
+from revec.transforms.spawn_loops import spawn_loop
 
 INLINE_ARRAY_BYTES = 1 << 16
 
@@ -276,8 +277,8 @@ class CModuleGen:
         pred_used = used_vars(self.bp.is_base)
         lanes = (not self.straight and not self.dynamic
                  and c_lanes.eligible(strip_final_return(self.bp.inductive)))
-        shape = None if (self.straight or lanes) else c_lanes.spawn_loop(
-            strip_final_return(self.bp.inductive))
+        shape = None if (self.straight or lanes) else spawn_loop(
+            strip_final_return(self.bp.inductive), c_lanes.eligible)
         self.loop = None if shape is None else c_lanes.LoopEmitter(self, shape, f, self.dynamic)
         # room after each child block for the 32-element stores of the lane steps
         L = [f"#define RV_SLACK {c_lanes.LANES if lanes or shape else 0}"]

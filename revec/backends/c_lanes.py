@@ -26,6 +26,7 @@ from typing import Any
 from revec import ir
 from revec.backends.cexpr import blend, ctype, select_one
 from revec.ir import speculable
+from revec.transforms.spawn_loops import SpawnLoop, loop_state
 
 LANES = 32
 
@@ -201,50 +202,6 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
 
 
 # ---------------------------------------------------------------- loops of spawns
-def exact_spawns(stmts: tuple[ir.Stmt, ...]) -> int | None:
-    """The number of spawns every path through ``stmts`` makes (None if it varies or
-    ``stmts`` hold loops)."""
-    total = 0
-    for s in stmts:
-        match s:
-            case ir.Spawn():
-                total += 1
-            case ir.If(then=a, orelse=b):
-                ka, kb = exact_spawns(a), exact_spawns(b)
-                if ka is None or ka != kb:
-                    return None
-                total += ka
-            case ir.Assign() | ir.Reduce() | ir.Unpack() | ir.ExprStmt():
-                pass
-            case _:
-                return None
-    return total
-
-
-@dataclass(frozen=True)
-class SpawnLoop:
-    """An inductive case ``<prefix without spawns>; <loop>`` whose loop body makes exactly
-    one spawn per iteration: iteration ``it`` of every thread makes its spawn ``it``."""
-
-    prefix: tuple[ir.Stmt, ...]
-    loop: ir.While | ir.For
-
-
-def spawn_loop(stmts: tuple[ir.Stmt, ...]) -> SpawnLoop | None:
-    from revec.transforms.blocking import contains_return, contains_spawn
-
-    if not stmts or not isinstance(stmts[-1], (ir.While, ir.For)):
-        return None
-    prefix, loop = stmts[:-1], stmts[-1]
-    if contains_spawn(prefix) or contains_return(prefix):
-        return None
-    if isinstance(loop, ir.For) and not isinstance(loop.step, ir.Const):
-        return None
-    if exact_spawns(loop.body) != 1 or not eligible(loop.body):
-        return None
-    return SpawnLoop(prefix, loop)
-
-
 @dataclass
 class StateVar:
     name: str      # C variable
@@ -264,20 +221,13 @@ class LoopEmitter:
     def __init__(self, gen: Any, shape: SpawnLoop, columns: tuple[ir.Param, ...],
                  dynamic: bool) -> None:
         from revec.backends.c_codegen import var
-        from revec.transforms.blocking import used_vars
 
         self.gen = gen
         self.shape = shape
         self.columns = columns
         self.dynamic = dynamic
-        t = gen.t
-        used = used_vars(shape.loop.body) | used_vars(_loop_header(shape.loop))
-        self.state: list[StateVar] = [StateVar(var(p.name), ctype(p.ty)) for p in columns
-                                      if p.name in used]
-        carried = live_in(shape.loop.body) | used_vars(_loop_header(shape.loop))
-        self.state += [StateVar(var(n), ctype(ty)) for n, ty in sorted(t.locals.items())
-                       if n in carried or (isinstance(shape.loop, ir.For)
-                                           and n == shape.loop.var)]
+        self.state = [StateVar(var(n), ctype(ty))
+                      for n, ty in loop_state(shape, columns, gen.t.locals)]
         if isinstance(shape.loop, ir.For):
             self.state.append(StateVar("_stop", "int64_t"))
         self.var = var
@@ -404,33 +354,6 @@ class LoopEmitter:
                      f"(uint{w}_t *)sn_{s.name}, nn, b);")
         L.append(f"{ind}  nn += __builtin_popcount(b); }}")
         return L
-
-
-def live_in(body: tuple[ir.Stmt, ...]) -> set[str]:
-    """Names an iteration of ``body`` may read before assigning them itself (a
-    conservative answer: only unconditional top-level assignments define)."""
-    from revec.transforms.blocking import used_vars
-
-    defined: set[str] = set()
-    out: set[str] = set()
-    for st in body:
-        match st:
-            case ir.Assign(target=t, value=v):
-                out |= used_vars(v) - defined
-                defined.add(t)
-            case ir.Unpack(targets=ts, call=call):
-                out |= used_vars(call) - defined
-                defined.update(ts)
-            case _:
-                out |= used_vars(st) - defined
-    return out
-
-
-def _loop_header(loop: ir.While | ir.For) -> tuple[ir.Stmt, ...]:
-    """The loop's own expressions as statements (for :func:`used_vars`)."""
-    if isinstance(loop, ir.While):
-        return (ir.ExprStmt(loop.loc, loop.cond),)
-    return (ir.ExprStmt(loop.loc, loop.step),)
 
 
 def _stmt_fn(gen: Any) -> Callable[[ir.Stmt, str], list[str]]:

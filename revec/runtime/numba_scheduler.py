@@ -24,7 +24,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from revec.runtime.numba_support import BYTES, INTS, KERNEL_TYPE, M_NEED, M_RESUME, M_STATUS
+from revec.runtime.numba_support import (
+    BYTES,
+    INTS,
+    KERNEL_TYPE,
+    M_NEED,
+    M_RESUME,
+    M_STATUS,
+    ensure_bytes,
+    grow_children,
+)
 
 # rec columns
 KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT = range(10)
@@ -207,32 +216,6 @@ DRIVER_SIG = types.Tuple((types.float64[:, ::1], INTS))(
 
 
 @njit(cache=True, nogil=True)
-def _ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
-    col = cols[c]
-    if nbytes > col.size:
-        new = np.empty(max(nbytes, 2 * col.size), np.uint8)
-        new[: col.size] = col
-        cols[c] = new
-
-
-@njit(cache=True, nogil=True)
-def _over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
-    """Would ``frames`` child frames (plus the scratch columns) exceed the budget
-    ``ints[1][0]`` bytes (0: none)?  Then flag it in ``ints[1][1]``."""
-    budget = ints[1][0]
-    if budget <= 0:
-        return False
-    ncols = itemsizes.size
-    scratch = 0
-    for c in range(ncols, 3 * ncols):
-        scratch += cols[c].size
-    if frames * itemsizes.sum() + scratch > budget:
-        ints[1][1] = 1
-        return True
-    return False
-
-
-@njit(cache=True, nogil=True)
 def _move_down(col, w, dst, src, count):  # type: ignore[no-untyped-def]
     """Copy ``count`` elements of width ``w`` bytes from ``src`` down to ``dst`` < ``src``
     (a forward copy), in the column's own element width so the loop is word-wide."""
@@ -271,13 +254,11 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
         out_base = st[P_OUT]
         lv = grow_rows(lv, depth + 2)
         for c in range(ncols):  # the kernel's base / inductive scratch columns
-            _ensure_bytes(cols, ncols + c, n * itemsizes[c])
-            _ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
+            ensure_bytes(cols, ncols + c, n * itemsizes[c])
+            ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
         if static_k >= 0:
-            if _over_budget(ints, cols, itemsizes, out_base + static_k * n):
+            if not grow_children(cols, ints, itemsizes, out_base + static_k * n, 0):
                 break
-            for c in range(ncols):
-                _ensure_bytes(cols, c, (out_base + static_k * n) * itemsizes[c])
         kcnt = ints[0]
         kcnt[:] = 0
         meta = ints[3]
@@ -289,15 +270,8 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
             # a thread needed more child blocks than there was room for: the kernel
             # undid that thread; make room for twice as many and resume at it
             need = 2 * meta[M_NEED]
-            kcnt = ints[0]
-            if need > kcnt.size:
-                grown = np.zeros(need, np.int64)
-                grown[: kcnt.size] = kcnt
-                ints[0] = grown
-            if _over_budget(ints, cols, itemsizes, out_base + need * n):
+            if not grow_children(cols, ints, itemsizes, out_base + need * n, need):
                 break
-            for c in range(ncols):
-                _ensure_bytes(cols, c, (out_base + need * n) * itemsizes[c])
             start = meta[M_RESUME]
         if ints[1][1] != 0:
             break  # over the memory budget: the caller raises

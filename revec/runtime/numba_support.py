@@ -26,6 +26,46 @@ def grow2(a, need):  # type: ignore[no-untyped-def]
     return b
 
 
+@njit(cache=True, nogil=True)
+def ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
+    """Grow byte column ``cols[c]`` to at least ``nbytes`` (contents kept)."""
+    col = cols[c]
+    if nbytes > col.size:
+        new = np.empty(max(nbytes, 2 * col.size), np.uint8)
+        new[: col.size] = col
+        cols[c] = new
+
+
+@njit(cache=True, nogil=True)
+def over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
+    """Would ``frames`` frames in the frame columns (plus every scratch column) exceed
+    the budget ``ints[1][0]`` bytes (0: none)?  Then flag it in ``ints[1][1]``."""
+    budget = ints[1][0]
+    if budget <= 0:
+        return False
+    scratch = 0
+    for c in range(itemsizes.size, len(cols)):
+        scratch += cols[c].size
+    if frames * itemsizes.sum() + scratch > budget:
+        ints[1][1] = 1
+        return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def grow_children(cols, ints, itemsizes, frames, nk):  # type: ignore[no-untyped-def]
+    """Room for ``frames`` frames in every frame column and ``nk`` child-block counters
+    (``ints[0]``, zero-filled); False (and the budget flag set) if over the budget."""
+    if over_budget(ints, cols, itemsizes, frames):
+        return False
+    kcnt = ints[0]
+    if nk > kcnt.size:
+        ints[0] = grow2(kcnt, nk)
+    for c in range(itemsizes.size):
+        ensure_bytes(cols, c, frames * itemsizes[c])
+    return True
+
+
 # meta slots (ints[3]) of a kernel call
 M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED = range(6)
 

@@ -8,10 +8,15 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_support import KERNEL_SIG
+from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, grow_children
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
+# bytes per frame of each parameter's column (0: invariant, only the root's slot)
+ITEMSIZES = np.array([4], np.int64)
+# scratch byte columns the kernel keeps after the 3 x 1 frame / base / inductive
+# columns (the lock-step loop's two active lists per state variable)
+STATE_COLUMNS = 0
 
 
 @njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)
