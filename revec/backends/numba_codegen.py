@@ -55,7 +55,8 @@ CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
 # bytes per frame of each parameter's column (0: invariant, only the root's slot)
 ITEMSIZES = np.array({itemsizes}, np.int64)
 # scratch byte columns the kernel keeps after the 3 x {nparams} frame / base / inductive
-# columns (the lock-step loop's two active lists per state variable)
+# columns: the base and inductive threads' indices, and the lock-step loop's two active
+# lists per state variable
 STATE_COLUMNS = {state_columns}
 '''
 
@@ -94,6 +95,13 @@ class NumbaModuleGen:
             strip_final_return(self.bp.inductive))
         if self.loop is not None:
             self.local_counts = False
+        # a side (base / inductive threads) reading three or more columns keeps the arena
+        # index of its threads instead of a copy of each column: one store per thread in
+        # the split instead of one per column (the store port is its bottleneck).
+        # Measured: see docs/design.md
+        self.by_index = {
+            src: sum(p.name in used_vars(side) for p in self.bp.columns) >= 3
+            for src, side in (("b_", self.bp.base), ("q_", self.bp.inductive))}
         self.state: list[tuple[str, ir.Ty]] = [] if self.loop is None else (
             loop_state(self.loop, self.bp.columns, self.bp.task.locals)
             + ([("_stop", ir.Ty(np.dtype(np.int64)))] if isinstance(self.loop.loop, ir.For)
@@ -112,7 +120,7 @@ class NumbaModuleGen:
                  for p in self.bp.fields]
         out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name,
                              itemsizes=sizes, nparams=len(sizes),
-                             state_columns=2 * len(self.state))]
+                             state_columns=2 + 2 * len(self.state))]
         for lib in self.program.libs:
             out.append(f"from revec.lib import LIBRARY as _LIBRARY\n"
                        f"lib_{lib} = _LIBRARY[{lib!r}].numba\n")
@@ -161,6 +169,10 @@ class NumbaModuleGen:
         for i, p in enumerate(fields):
             w(f"    b_{p.name} = cols[{nf + i}].view({np_type(p.ty)})  # base threads' frames")
             w(f"    q_{p.name} = cols[{2 * nf + i}].view({np_type(p.ty)})  # inductive ones")
+        w(f"    ensure_bytes(cols, {3 * nf}, n * 8)")
+        w(f"    ensure_bytes(cols, {3 * nf + 1}, n * 8)")
+        w(f"    bi = cols[{3 * nf}].view(np.int64)  # base threads' arena indices")
+        w(f"    qi = cols[{3 * nf + 1}].view(np.int64)  # inductive ones")
         w("    meta = ints[3]")
         w("    meta[3] = 0")
         if dynamic:
@@ -184,10 +196,14 @@ class NumbaModuleGen:
         w(f"            isb = {self.expr(bp.is_base)}")
         base_used = used_vars(bp.base)
         ind_used = used_vars(bp.inductive)
+        if self.by_index["b_"]:
+            w("            bi[nb] = i")
+        if self.by_index["q_"]:
+            w("            qi[ni] = i")
         for p in bp.columns:  # only the fields each side reads
-            if p.name in base_used:
+            if p.name in base_used and not self.by_index["b_"]:
                 w(f"            b_{p.name}[nb] = {var(p.name)}")
-            if p.name in ind_used:
+            if p.name in ind_used and not self.by_index["q_"]:
                 w(f"            q_{p.name}[ni] = {var(p.name)}")
         w("            nb += isb")
         w("            ni += 1 - isb")
@@ -256,7 +272,7 @@ class NumbaModuleGen:
         L = ["    # inductive case: a loop making one spawn per iteration, in lock step",
              "    # phase A: the prefix per thread; threads entering the loop -> active list"]
         for e, (name, ty) in enumerate(self.state):
-            c = 3 * nf + 2 * e
+            c = 3 * nf + 2 + 2 * e
             L += [f"    ensure_bytes(cols, {c}, ni * {ty.dtype.itemsize})",
                   f"    ensure_bytes(cols, {c + 1}, ni * {ty.dtype.itemsize})",
                   f"    sa_{name} = cols[{c}].view({np_type(ty)})",
@@ -325,6 +341,10 @@ class NumbaModuleGen:
         if not src:
             return [f"{ind}{var(p.name)} = {col(p.name)}[i]" for p in self.bp.columns]
         used = used_vars(self.bp.base if src == "b_" else self.bp.inductive)
+        if self.by_index[src]:
+            return [f"{ind}_x = {src[0]}i[j]"] + [
+                f"{ind}{var(p.name)} = {col(p.name)}[_x]" for p in self.bp.columns
+                if p.name in used]
         return [f"{ind}{var(p.name)} = {src}{p.name}[j]" for p in self.bp.columns
                 if p.name in used]
 

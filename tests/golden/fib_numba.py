@@ -15,8 +15,9 @@ CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
 # bytes per frame of each parameter's column (0: invariant, only the root's slot)
 ITEMSIZES = np.array([4], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 1 frame / base / inductive
-# columns (the lock-step loop's two active lists per state variable)
-STATE_COLUMNS = 0
+# columns: the base and inductive threads' indices, and the lock-step loop's two active
+# lists per state variable
+STATE_COLUMNS = 2
 
 
 @njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)
@@ -27,6 +28,10 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     kcnt = ints[0]
     b_n = cols[1].view(np.int32)  # base threads' frames
     q_n = cols[2].view(np.int32)  # inductive ones
+    ensure_bytes(cols, 3, n * 8)
+    ensure_bytes(cols, 4, n * 8)
+    bi = cols[3].view(np.int64)  # base threads' arena indices
+    qi = cols[4].view(np.int64)  # inductive ones
     meta = ints[3]
     meta[3] = 0
     if start > 0:
