@@ -17,7 +17,8 @@ one compiled loop (no Python per block, no host stack per tree level):
 * **Kernel** (one site for both modes): the is-base test over all threads with a
   branch-free split into base / inductive index lists, the base case over the
   base threads, the inductive case over the inductive threads, whose ``spawn``
-  writes child frames into segment ``k`` (the thread's running spawn index).
+  writes child frames into segment ``k`` (the thread's running spawn index).  A loop
+  making one spawn per iteration runs in lock step instead (:meth:`loop_case`).
 """
 
 from __future__ import annotations

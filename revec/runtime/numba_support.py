@@ -73,7 +73,9 @@ M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED = range(6)
 # driver (revec.runtime.numba_scheduler.run_schedule) is compiled once for every
 # program (a numba first-class function type), and a program compiles only its kernel:
 #   kernel(cols, consts, accs, ints, off, n, out_base, start) -> (leaves, kused)
-# cols:   the SoA frame columns as bytes (the kernel replaces one to grow it)
+# cols:   the SoA frame columns as bytes, then the base and the inductive scratch columns
+#         (one per parameter each), then the module's STATE_COLUMNS scratch columns (the
+#         threads' index lists, the lock-step loop's active lists); the kernel grows them
 # consts: the module-level arrays the program reads, as bytes
 # accs:   one 8-byte slot per reducer
 # ints:   [kcnt (children per spawn index), [memory budget in bytes (0: none), over-budget
