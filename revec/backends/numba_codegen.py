@@ -205,10 +205,10 @@ class NumbaModuleGen:
         for i, p in enumerate(fields):
             w(f"    b_{p.name} = cols[{nf + i}].view({np_type(p.ty)})  # base threads' frames")
             w(f"    q_{p.name} = cols[{2 * nf + i}].view({np_type(p.ty)})  # inductive ones")
-        w(f"    ensure_bytes(cols, {3 * nf}, n * 8)")
-        w(f"    ensure_bytes(cols, {3 * nf + 1}, n * 8)")
-        w(f"    bi = cols[{3 * nf}].view(np.int64)  # base threads' arena indices")
-        w(f"    qi = cols[{3 * nf + 1}].view(np.int64)  # inductive ones")
+        for c, (src, who) in enumerate((("b_", "base"), ("q_", "inductive"))):
+            if self.by_index[src]:
+                w(f"    ensure_bytes(cols, {3 * nf + c}, n * 8)")
+                w(f"    {src[0]}i = cols[{3 * nf + c}].view(np.int64)  # {who} threads' indices")
         w("    meta = ints[3]")
         w("    meta[3] = 0")
         if dynamic:

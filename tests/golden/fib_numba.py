@@ -28,10 +28,6 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     kcnt = ints[0]
     b_n = cols[1].view(np.int32)  # base threads' frames
     q_n = cols[2].view(np.int32)  # inductive ones
-    ensure_bytes(cols, 3, n * 8)
-    ensure_bytes(cols, 4, n * 8)
-    bi = cols[3].view(np.int64)  # base threads' arena indices
-    qi = cols[4].view(np.int64)  # inductive ones
     meta = ints[3]
     meta[3] = 0
     if start > 0:
