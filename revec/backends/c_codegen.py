@@ -272,9 +272,14 @@ class CModuleGen:
         t = self.t
         f = self.bp.columns  # the fields that vary between threads
         restrict = "" if self.dynamic else " restrict"
-        base_used = used_vars(self.bp.base)
-        ind_used = used_vars(self.bp.inductive)
-        pred_used = used_vars(self.bp.is_base)
+        # a field equal in every thread of the block is read once, at the block's first
+        # thread, not split or loaded per thread (graphcol's EARLIER[v] is then a scalar
+        # load instead of a gather).  Measured: see docs/design.md
+        uniform = [p for p in f if p.name in self.bp.uniform]
+        skip = {p.name for p in uniform}
+        base_used = used_vars(self.bp.base) - skip
+        ind_used = used_vars(self.bp.inductive) - skip
+        pred_used = used_vars(self.bp.is_base) - skip
         lanes = (not self.straight and not self.dynamic
                  and c_lanes.eligible(strip_final_return(self.bp.inductive)))
         shape = None if (self.straight or lanes) else spawn_loop(
@@ -328,6 +333,10 @@ class CModuleGen:
               if p.name in ind_used]
         L.append("    int64_t *kc = kcnt;")
         L.append("    (void)kc;")
+        if uniform:
+            L.append("    if (n > 0) {  /* fields equal in every thread of the block */")
+            L += [f"        {var(p.name)} = p_{p.name}[off];" for p in uniform]
+            L.append("    }")
         pred = self.expr(self.bp.is_base)
         L += ["#ifndef RV_SCALAR_SPLIT",
               "    /* is-base over 32 threads at a time, then a table-driven compaction of",
@@ -350,7 +359,7 @@ class CModuleGen:
               "        nb += c; ni += 32 - c;", "    }", "#endif",
               "    /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */",
               "    for (; t < n; t++) {"]
-        L += [f"        {var(p.name)} = p_{p.name}[off + t];" for p in f]
+        L += [f"        {var(p.name)} = p_{p.name}[off + t];" for p in f if p.name not in skip]
         L.append(f"        int64_t isb = ({pred}) ? 1 : 0;")
         for p in f:
             if p.name in base_used:

@@ -226,8 +226,9 @@ class LoopEmitter:
         self.shape = shape
         self.columns = columns
         self.dynamic = dynamic
+        varying = tuple(p for p in columns if p.name not in gen.bp.uniform)
         self.state = [StateVar(var(n), ctype(ty))
-                      for n, ty in loop_state(shape, columns, gen.t.locals)]
+                      for n, ty in loop_state(shape, varying, gen.t.locals)]
         if isinstance(shape.loop, ir.For):
             self.state.append(StateVar("_stop", "int64_t"))
         self.var = var

@@ -98,6 +98,9 @@ class NumbaModuleGen:
         # 0.545 s -> 0.463 s; with three (graphcol, a chain of selects per spawn)
         # 0.60 s -> 0.69 s, so not beyond two
         self.local_counts = not self.straight and self.bp.max_spawns == 2
+        # the columns read per thread: a field equal in every thread of the block
+        # (blocking.uniform_params) is read once, at the block's first thread
+        self.varying = tuple(p for p in self.bp.columns if p.name not in self.bp.uniform)
         # a loop making one spawn per iteration: iterations in lock step (see loop_case)
         self.loop: SpawnLoop | None = None if self.straight else spawn_loop(
             strip_final_return(self.bp.inductive))
@@ -108,10 +111,10 @@ class NumbaModuleGen:
         # the split instead of one per column (the store port is its bottleneck).
         # Measured: see docs/design.md
         self.by_index = {
-            src: sum(p.name in used_vars(side) for p in self.bp.columns) >= 3
+            src: sum(p.name in used_vars(side) for p in self.varying) >= 3
             for src, side in (("b_", self.bp.base), ("q_", self.bp.inductive))}
         self.state: list[tuple[str, ir.Ty]] = [] if self.loop is None else (
-            loop_state(self.loop, self.bp.columns, self.bp.task.locals)
+            loop_state(self.loop, self.varying, self.bp.task.locals)
             + ([("_stop", ir.Ty(np.dtype(np.int64)))] if isinstance(self.loop.loop, ir.For)
                else []))
         # frame fields the loop only reads: an active thread carries its index instead
@@ -119,7 +122,7 @@ class NumbaModuleGen:
         # Measured: see docs/design.md
         self.loop_reads: list[str] = []
         if self.loop is not None:
-            names = {p.name for p in self.bp.columns}
+            names = {p.name for p in self.varying}
             written = assigned_names(self.loop.loop.body)
             ro = [n for n, _ in self.state if n in names and n not in written]
             if len(ro) >= 2:
@@ -201,6 +204,9 @@ class NumbaModuleGen:
         for p in fields:
             if p.name in bp.invariant:  # passed on unchanged by every spawn: the root's
                 w(f"    {var(p.name)} = {col(p.name)}[0]")
+        for p in bp.columns:
+            if p.name in bp.uniform:  # equal in every thread of the block
+                w(f"    {var(p.name)} = {col(p.name)}[off if n > 0 else 0]")
         nf = len(fields)
         for i, p in enumerate(fields):
             w(f"    b_{p.name} = cols[{nf + i}].view({np_type(p.ty)})  # base threads' frames")
@@ -236,7 +242,7 @@ class NumbaModuleGen:
             w("            bi[nb] = i")
         if self.by_index["q_"]:
             w("            qi[ni] = i")
-        for p in bp.columns:  # only the fields each side reads
+        for p in self.varying:  # only the fields each side reads
             if p.name in base_used and not self.by_index["b_"]:
                 w(f"            b_{p.name}[nb] = {var(p.name)}")
             if p.name in ind_used and not self.by_index["q_"]:
@@ -379,13 +385,13 @@ class NumbaModuleGen:
         """Load a thread's frame: from the block (``src`` empty, thread ``i``) or from a
         compacted base (``b_``) / inductive (``q_``) column (thread ``j``)."""
         if not src:
-            return [f"{ind}{var(p.name)} = {col(p.name)}[i]" for p in self.bp.columns]
+            return [f"{ind}{var(p.name)} = {col(p.name)}[i]" for p in self.varying]
         used = used_vars(self.bp.base if src == "b_" else self.bp.inductive)
         if self.by_index[src]:
             return [f"{ind}_x = {src[0]}i[j]"] + [
-                f"{ind}{var(p.name)} = {col(p.name)}[_x]" for p in self.bp.columns
+                f"{ind}{var(p.name)} = {col(p.name)}[_x]" for p in self.varying
                 if p.name in used]
-        return [f"{ind}{var(p.name)} = {src}{p.name}[j]" for p in self.bp.columns
+        return [f"{ind}{var(p.name)} = {src}{p.name}[j]" for p in self.varying
                 if p.name in used]
 
     def thread_body(self, stmts: tuple[ir.Stmt, ...], locals_: dict[str, ir.Ty],

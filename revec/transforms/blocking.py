@@ -47,6 +47,10 @@ class BlockProgram:
     # parameters every spawn passes on unchanged: equal to the root's value in every
     # thread of the tree, so a back end may hold them once instead of one per thread
     invariant: frozenset[str] = frozenset()
+    # parameters every spawn passes as ``p + c`` with one constant ``c``: equal in every
+    # thread of a level, so equal in every thread of a block (a block never mixes
+    # levels); a kernel may read them once per block (see uniform_params)
+    uniform: frozenset[str] = frozenset()
 
     @property
     def columns(self) -> tuple[ir.Param, ...]:
@@ -57,7 +61,8 @@ class BlockProgram:
 def to_block_program(program: ir.Program, task: str) -> BlockProgram:
     t = program.tasks[task]
     return BlockProgram(t, t.params, t.is_base, t.base, t.inductive, t.max_spawns,
-                        tuple(program.reducers.values()), invariant_params(t))
+                        tuple(program.reducers.values()), invariant_params(t),
+                        uniform_params(t))
 
 
 def invariant_params(t: ir.TaskDef) -> frozenset[str]:
@@ -71,6 +76,30 @@ def invariant_params(t: ir.TaskDef) -> frozenset[str]:
         if p.name in assigned:
             continue
         if all(isinstance(s.args[i], ir.Var) and s.args[i].name == p.name for s in spawns):
+            out.add(p.name)
+    return frozenset(out)
+
+
+def uniform_params(t: ir.TaskDef) -> frozenset[str]:
+    """Parameters that no statement assigns and that every spawn passes as ``p + c`` or
+    ``p - c`` with the same constant (graphcol's ``v + 1``, binomial's ``n - 1``).  By
+    induction from the root, a thread at depth d holds root + d * c: every thread of a
+    level, hence of a block, holds the same value."""
+    assigned = assigned_names(t.base) | assigned_names(t.inductive)
+    spawns = list(spawn_stmts(t.inductive))
+    out = set()
+    for i, p in enumerate(t.params):
+        if p.name in assigned or not spawns:
+            continue
+        steps = set()
+        for s in spawns:
+            match s.args[i]:
+                case ir.BinOp(op="+" | "-" as op, left=ir.Var(name=n), right=ir.Const(value=c)) \
+                        if n == p.name:
+                    steps.add((op, c))
+                case _:
+                    steps.add(None)
+        if len(steps) == 1 and None not in steps:
             out.add(p.name)
     return frozenset(out)
 
