@@ -59,7 +59,7 @@ ITEMSIZES = np.array({itemsizes}, np.int64)
 # scratch byte columns the kernel keeps after the 3 x {nparams} frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable
-STATE_COLUMNS = {state_columns}
+SCRATCH_COLUMNS = {scratch_columns}
 '''
 
 JIT = '@njit(cache=CACHE, error_model="numpy", nogil=True)'
@@ -150,7 +150,7 @@ class NumbaModuleGen:
                  for p in self.bp.fields]
         out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name,
                              itemsizes=sizes, nparams=len(sizes),
-                             state_columns=2 + 2 * len(self.state))]
+                             scratch_columns=2 + 2 * len(self.state))]
         for name in self.arrays:
             a = self.program.arrays[name]
             if self.constant(name):

@@ -81,7 +81,7 @@ class NumbaTask:
         for _ in range(2):  # base / inductive scratch columns, grown by the driver
             for p in self.task.params:
                 cols.append(np.zeros(1024, p.ty.dtype).view(np.uint8))
-        for _ in range(self.module.STATE_COLUMNS):  # the kernel's own, grown by it
+        for _ in range(self.module.SCRATCH_COLUMNS):  # the kernel's own, grown by it
             cols.append(np.zeros(1024, np.uint8))
         reducers = list(self.program.reducers.values())
         accs = np.zeros(8 * max(len(reducers), 1), np.uint8)

@@ -74,7 +74,7 @@ M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED = range(6)
 # program (a numba first-class function type), and a program compiles only its kernel:
 #   kernel(cols, consts, accs, ints, off, n, out_base, start) -> (leaves, kused)
 # cols:   the SoA frame columns as bytes, then the base and the inductive scratch columns
-#         (one per parameter each), then the module's STATE_COLUMNS scratch columns (the
+#         (one per parameter each), then the module's SCRATCH_COLUMNS scratch columns (the
 #         threads' index lists, the lock-step loop's active lists); the kernel grows them
 # consts: the module-level arrays the program reads, as bytes
 # accs:   one 8-byte slot per reducer

@@ -17,7 +17,7 @@ ITEMSIZES = np.array([4], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 1 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable
-STATE_COLUMNS = 2
+SCRATCH_COLUMNS = 2
 
 
 @njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)
