@@ -21,7 +21,11 @@ errors, and a build costs no setuptools import.
 
 A build runs in a private temporary directory under the cache, under an exclusive
 ``fcntl`` lock per key, and is installed with ``os.replace``: concurrent processes never
-see a half-written module and compile each key once.  Loaded modules are also memoised
+see a half-written module and compile each key once.  The module's size and SHA-256 are
+recorded beside it (``<name>.sums``) before it is installed and verified before every
+``dlopen``: a damaged entry (truncated, emptied, bit-flipped, or deleted with its record
+left) is reported once on standard error and rebuilt under the lock, instead of
+crashing the process (see :mod:`revec.backends.cache_check`).  Loaded modules are also memoised
 per process.
 
 If the compiler cannot be found, a module already built for the same source, flags,
@@ -53,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from revec.backends.cache_check import mismatch, warn_once, write_sums
 from revec.errors import RevecError
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native")
@@ -70,6 +75,7 @@ class BuildStats:
     version_queries: int = 0   # ``cc --version`` runs (compiler identity)
     disk_hits: int = 0         # modules loaded from the on-disk cache
     memo_hits: int = 0         # modules returned from this process's memo
+    rebuilt_damaged: int = 0   # damaged cache entries (checksum mismatch) rebuilt
 
 
 stats = BuildStats()
@@ -205,14 +211,21 @@ def load_c_module(
             return _memo[modname]
         root = cache_dir() / "cmod"
         target = root / (modname + importlib.machinery.EXTENSION_SUFFIXES[0])
-        if target.exists():
+        if target.exists() and _entry_problem(target) is None:
             stats.disk_hits += 1
         else:
             root.mkdir(parents=True, exist_ok=True)
             with _file_lock(root / f"{modname}.lock"):
-                if target.exists():
+                problem = _entry_problem(target)
+                if target.exists() and problem is None:
                     stats.disk_hits += 1
                 else:
+                    if problem is not None:
+                        stats.rebuilt_damaged += 1
+                        warn_once(str(target), f"the cached C module {target} is damaged "
+                                  f"({problem}); rebuilding it")
+                        target.unlink(missing_ok=True)
+                        _sums_path(target).unlink(missing_ok=True)
                     _build(modname, cdef, source, cc, flags, libs, incs, target)
         _write_atomic(root / f"latest-{hint}-{base_key[:24]}", target.name)
         result = _import(modname, target)
@@ -234,6 +247,9 @@ def _load_without_compiler(hint: str, base_key: str) -> tuple[Any, Any]:
     except OSError:
         name = ""
     target = root / name if name else None
+    if target is not None and target.exists() and _entry_problem(target) is not None:
+        raise RevecError(f"no C compiler found and the cached build {target} is damaged "
+                         f"({_entry_problem(target)}): {_NO_COMPILER_HELP}")
     if target is None or not target.exists():
         words = compiler_command()
         raise RevecError(
@@ -292,9 +308,25 @@ def _build(modname: str, cdef: str, source: str, cc: list[str], flags: list[str]
                 msg = msg[:6000] + "\n... (truncated)"
             raise RevecError(f"C compilation of {modname} failed "
                              f"(exit {res.returncode}):\n{msg}")
+        # the checksum record first, then the module: a process killed in between
+        # leaves a record without a module (a miss), never an unrecorded module
+        write_sums(_sums_path(target), {target.name: out})
         os.replace(out, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _sums_path(target: Path) -> Path:
+    return target.with_name(target.name.split(".", 1)[0] + ".sums")
+
+
+def _entry_problem(target: Path) -> str | None:
+    """Why the cache entry ``target`` must not be loaded (None: it may, or it is
+    simply absent).  A recorded entry whose module is gone is a problem too."""
+    record = _sums_path(target)
+    if not target.exists():
+        return "the module file is missing" if record.exists() else None
+    return mismatch(record, {target.name: target})
 
 
 def _import(modname: str, path: Path) -> tuple[Any, Any]:

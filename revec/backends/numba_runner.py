@@ -1,8 +1,19 @@
-"""Compile (with a source-keyed cache) and run the generated numba module."""
+"""Compile (with a source-keyed cache) and run the generated numba module.
+
+numba's on-disk cache (index ``.nbi`` and object ``.nbc`` files beside the generated
+module, or under ``$NUMBA_CACHE_DIR``) is loaded into the process without a check of
+its own beyond a pickle: a damaged file raises from deep inside numba or, with a flipped
+bit in the object code, crashes.  revec records the size and SHA-256 of those files
+after each import and verifies them before the next one (under a per-module lock); a
+mismatch is reported once and the module's cache files are deleted, so numba rebuilds
+them.  The shared runtime (:mod:`revec.runtime.numba_scheduler` and its helpers) is
+checked the same way before its first import.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import os
 import sys
@@ -15,9 +26,10 @@ import numpy as np
 from numba import typed
 
 from revec import ir
+from revec.backends.cache_check import mismatch, warn_once, write_sums
+from revec.backends.cbuild import _file_lock
 from revec.backends.numba_codegen import generate_numba_module
 from revec.cli.common import write_atomic
-from revec.runtime import numba_scheduler as S
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.transforms.blocking import to_block_program
@@ -30,6 +42,98 @@ def cache_dir() -> Path:
     return Path(root) / "numba"
 
 
+def numba_cache_folder(py_file: Path) -> Path | None:
+    """Where numba caches the functions of ``py_file`` (its own locator rules)."""
+    from numba.core.caching import CacheImpl
+
+    def probe() -> None:  # a function object for the locators: only its line is read
+        pass
+
+    for cls in CacheImpl._locator_classes:
+        try:
+            locator = cls.from_function(probe, str(py_file))
+        except Exception:  # a locator that does not apply to plain files
+            locator = None
+        if locator is not None:
+            return Path(locator.get_cache_path())
+    return None
+
+
+def numba_cache_files(py_file: Path) -> dict[str, Path]:
+    """numba's cache files of the functions defined in ``py_file`` (by file name)."""
+    folder = numba_cache_folder(py_file)
+    if folder is None or not folder.is_dir():
+        return {}
+    prefix = py_file.stem + "."
+    return {f.name: f for f in folder.iterdir()
+            if f.name.startswith(prefix) and f.suffix in (".nbi", ".nbc")}
+
+
+def _verify(files_of: list[Path], record: Path, what: str) -> None:
+    """Check the cache files of ``files_of`` against ``record``; on a mismatch warn
+    once and delete them (numba rebuilds them on import)."""
+    files: dict[str, Path] = {}
+    for f in files_of:
+        files.update(numba_cache_files(f))
+    if not files and not record.exists():
+        return
+    problem = mismatch(record, files)
+    if problem is None:
+        return
+    warn_once(str(record), f"numba's cache of {what} is damaged ({problem}); rebuilding it")
+    for f in files.values():
+        f.unlink(missing_ok=True)
+    record.unlink(missing_ok=True)
+
+
+def _record(files_of: list[Path], record: Path) -> None:
+    files: dict[str, Path] = {}
+    for f in files_of:
+        files.update(numba_cache_files(f))
+    write_sums(record, files)
+
+
+_RUNTIME_MODULES = ("revec.runtime.numba_scheduler", "revec.runtime.numba_support")
+
+
+def _runtime_files() -> list[Path]:
+    here = Path(__file__).resolve().parent.parent / "runtime"
+    return [here / "numba_scheduler.py", here / "numba_support.py"]
+
+
+def _runtime_record() -> Path:
+    """Beside the runtime's numba cache files (shared by every revec cache using them)."""
+    folder = numba_cache_folder(_runtime_files()[0])
+    if folder is None:
+        tag = hashlib.sha256(str(_runtime_files()[0]).encode()).hexdigest()[:16]
+        return cache_dir() / f"runtime-{tag}.sums"
+    return folder / "revec-runtime.sums"
+
+
+def _load_runtime() -> types.ModuleType:
+    """Import the shared scheduler after checking its numba cache (once per process)."""
+    name = _RUNTIME_MODULES[0]
+    if name in sys.modules:
+        return sys.modules[name]
+    record = _runtime_record()
+    record.parent.mkdir(parents=True, exist_ok=True)
+    with _file_lock(record.with_suffix(".lock")):
+        _verify(_runtime_files(), record, "revec's scheduler")
+        module = importlib.import_module(name)
+        _record(_runtime_files(), record)
+    return module
+
+
+def record_runtime() -> None:
+    """Re-record the shared runtime's cache (its helpers compile with the first kernel)."""
+    record = _runtime_record()
+    with _file_lock(record.with_suffix(".lock")):
+        _record(_runtime_files(), record)
+
+
+S = _load_runtime()
+
+
 def load_generated(source: str, stem: str) -> types.ModuleType:
     """Import generated source from a file named by its hash (numba caches beside it)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
@@ -37,14 +141,31 @@ def load_generated(source: str, stem: str) -> types.ModuleType:
     if name in sys.modules:
         return sys.modules[name]
     path = cache_dir() / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
-        write_atomic(path, source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = path.with_suffix(".sums")
+    with _file_lock(path.with_suffix(".lock")):
+        if not path.exists() or path.read_text() != source:
+            write_atomic(path, source)
+        _verify([path], record, f"the generated module {path.name}")
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)  # compiles (or loads) the kernel
+        except BaseException:
+            del sys.modules[name]
+            raise
+        _record([path], record)
     return module
+
+
+def record_generated(module: types.ModuleType) -> None:
+    """Re-record a generated module's cache after its first run (lazily compiled
+    helpers add files)."""
+    path = Path(module.__file__ or "")
+    with _file_lock(path.with_suffix(".lock")):
+        _record([path], path.with_suffix(".sums"))
 
 
 class NumbaTask:
@@ -56,9 +177,11 @@ class NumbaTask:
         self.source = generate_numba_module(program, task)
         t0 = time.perf_counter()
         self.module = load_generated(self.source, f"{Path(program.path).stem}_{task}")
+        record_runtime()  # the kernel's compile may have added runtime helpers' files
         from revec.runtime.numba_scheduler import run_schedule
 
         self.driver = run_schedule
+        self._recorded = False
         self.compile_seconds = time.perf_counter() - t0
         self.consts = typed.List(
             [np.ascontiguousarray(program.arrays[a]).reshape(-1).view(np.uint8).copy()
@@ -91,9 +214,15 @@ class NumbaTask:
                            np.array([max_memory, 0], np.int64), np.empty(1, np.int64),
                            np.zeros(8, np.int64)])
         t0 = time.perf_counter()
-        lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs, ints,
-                             self.static_k, schedule.block_size, schedule.reexp_threshold,
-                             schedule.simd_width)
+        try:
+            lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs,
+                                 ints, self.static_k, schedule.block_size,
+                                 schedule.reexp_threshold, schedule.simd_width)
+        finally:
+            if not self._recorded:  # the first run compiled whatever was still lazy
+                self._recorded = True
+                record_generated(self.module)
+                record_runtime()
         seconds = time.perf_counter() - t0
         if ints[1][1] != 0:
             raise MemoryBudgetError(max_memory)
