@@ -19,6 +19,9 @@ import tempfile
 import threading
 from pathlib import Path
 
+# mismatch() of an entry without a record (written by an older revec, or by a process
+# that died before recording it): rebuilt without a warning
+NO_RECORD = "it has no checksum record"
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
 
@@ -73,7 +76,7 @@ def mismatch(record: Path, files: dict[str, Path]) -> str | None:
     must exist with the recorded size and hash, and no file may be unrecorded."""
     sums = read_sums(record)
     if sums is None:
-        return "it has no checksum record" if files else None
+        return NO_RECORD if files else None
     for name, (size, digest) in sums.items():
         path = files.get(name)
         if path is None or not path.exists():

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from revec.backends.cache_check import mismatch, warn_once, write_sums
+from revec.backends.cache_check import NO_RECORD, mismatch, warn_once, write_sums
 from revec.errors import RevecError
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native")
@@ -220,10 +220,11 @@ def load_c_module(
                 if target.exists() and problem is None:
                     stats.disk_hits += 1
                 else:
-                    if problem is not None:
+                    if problem is not None and problem != NO_RECORD:
                         stats.rebuilt_damaged += 1
                         warn_once(str(target), f"the cached C module {target} is damaged "
                                   f"({problem}); rebuilding it")
+                    if problem is not None:
                         target.unlink(missing_ok=True)
                         _sums_path(target).unlink(missing_ok=True)
                     _build(modname, cdef, source, cc, flags, libs, incs, target)
@@ -247,7 +248,8 @@ def _load_without_compiler(hint: str, base_key: str) -> tuple[Any, Any]:
     except OSError:
         name = ""
     target = root / name if name else None
-    if target is not None and target.exists() and _entry_problem(target) is not None:
+    if target is not None and target.exists() and \
+            _entry_problem(target) not in (None, NO_RECORD):
         raise RevecError(f"no C compiler found and the cached build {target} is damaged "
                          f"({_entry_problem(target)}): {_NO_COMPILER_HELP}")
     if target is None or not target.exists():

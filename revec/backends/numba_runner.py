@@ -26,7 +26,7 @@ import numpy as np
 from numba import typed
 
 from revec import ir
-from revec.backends.cache_check import mismatch, warn_once, write_sums
+from revec.backends.cache_check import NO_RECORD, mismatch, warn_once, write_sums
 from revec.backends.cbuild import _file_lock
 from revec.backends.numba_codegen import generate_numba_module
 from revec.cli.common import write_atomic
@@ -80,7 +80,9 @@ def _verify(files_of: list[Path], record: Path, what: str) -> None:
     problem = mismatch(record, files)
     if problem is None:
         return
-    warn_once(str(record), f"numba's cache of {what} is damaged ({problem}); rebuilding it")
+    if problem != NO_RECORD:
+        warn_once(str(record), f"numba's cache of {what} is damaged ({problem}); "
+                  "rebuilding it")
     for f in files.values():
         f.unlink(missing_ok=True)
     record.unlink(missing_ok=True)

@@ -4,7 +4,9 @@ Each sub-command lives in its own module ``revec/cli/<name>_cmd.py`` that define
 ``register(subparsers) -> None``; the parser it adds sets ``func`` to a callable
 ``(args) -> int``.  Commands are discovered here, so adding a command is adding a
 file.  User mistakes (:class:`revec.errors.RevecError`) print one located message
-and exit with status 2, never a traceback.
+and exit with status 2, never a traceback.  A closed output pipe ends the command
+quietly (status 141, as a SIGPIPE would); a failed write (e.g. a full disk) is one line
+on standard error (status 1); Ctrl-C is one line (status 130).
 """
 
 from __future__ import annotations
@@ -40,17 +42,60 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as stop:  # --help, --version, usage errors
+            sys.stdout.flush()
+            return int(stop.code or 0) if not isinstance(stop.code, str) else 2
         code = args.func(args)
+        sys.stdout.flush()  # a full disk or closed pipe shows here, not at exit
     except RevecError as err:
-        sys.stderr.write(err.format() + "\n")
+        _say(err.format())
         return 2
     except KeyboardInterrupt:
-        sys.stderr.write("revec: interrupted\n")
+        _say("revec: interrupted")
         return 130
+    except BrokenPipeError:
+        # the reader went away (e.g. `revec ... | head`): stop quietly, as a program
+        # killed by SIGPIPE would
+        _silence_stdout()
+        return 141
+    except OSError as err:
+        _silence_stdout()
+        where = f"{err.filename}: " if err.filename else "standard output: " \
+            if _is_stdout_error(err) else ""
+        _say(f"revec: error: cannot write {where}{err.strerror or err}")
+        return 1
     return int(code or 0)
+
+
+def _say(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _is_stdout_error(err: OSError) -> bool:
+    import errno
+
+    return err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EPIPE, errno.EFBIG)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null so the interpreter's final flush of what is
+    still buffered cannot fail a second time."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":
