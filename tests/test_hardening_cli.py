@@ -3,6 +3,7 @@ output paths, and what the commands print."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -92,3 +93,144 @@ def test_full_disk_output_file_is_one_line(tmp_path: Path) -> None:
     assert r.stderr.strip().splitlines() == [
         f"revec: error: cannot write {target}: No space left on device"]
     assert not target.exists()
+
+
+# ----------------------------------------------------------------------- output paths
+TWO_TASKS = """\
+import numpy as np
+
+from revec import Reducer, reduce, spawn, task
+
+count = Reducer(np.int64, "sum")
+other = Reducer(np.int64, "sum")
+
+
+@task
+def fib(n: np.int32 = 10):
+    if n < 2:
+        reduce(count, n)
+    else:
+        spawn(fib, n - 1)
+        spawn(fib, n - 2)
+
+
+@task
+def down(n: np.int32 = 5):
+    if n < 1:
+        reduce(other, 1)
+    else:
+        spawn(down, n - 1)
+"""
+FIB = str(ROOT / "tests" / "programs" / "fib.py")
+
+
+def test_transform_output_names_a_file(tmp_path: Path) -> None:
+    (tmp_path / "gen").mkdir()
+    r = revec("transform", FIB, "-o", "gen/prog_gen.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "gen" / "prog_gen.py").is_file()
+    assert "def kernel" in (tmp_path / "gen" / "prog_gen.py").read_text()
+
+
+def test_transform_missing_parent_is_an_error(tmp_path: Path) -> None:
+    r = revec("transform", FIB, "-o", "gen/prog_gen.py", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "revec: error: -o gen/prog_gen.py: directory gen does not exist "
+        "(create it, or pass --mkdir)"]
+    assert not (tmp_path / "gen").exists()
+    r = revec("transform", FIB, "-o", str(tmp_path / "nonexistent" / "x.py"))
+    assert r.returncode == 2 and not (tmp_path / "nonexistent").exists()
+    r = revec("transform", FIB, "-o", "gen/prog_gen.py", "--mkdir", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "gen" / "prog_gen.py").is_file()
+
+
+def test_transform_directory_output(tmp_path: Path) -> None:
+    prog = tmp_path / "two.py"
+    prog.write_text(TWO_TASKS)
+    # a trailing '/' names a directory, which must exist
+    r = revec("transform", str(prog), "-o", "gen/newdir/", cwd=tmp_path)
+    assert r.returncode == 2 and "does not exist" in r.stderr
+    assert not (tmp_path / "gen").exists()
+    (tmp_path / "out").mkdir()
+    r = revec("transform", str(prog), "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["two_down.py",
+                                                                    "two_fib.py"]
+    # several tasks into something that is not a directory: an error, nothing written
+    r = revec("transform", str(prog), "-o", "two_gen.py", cwd=tmp_path)
+    assert r.returncode == 2 and "2 tasks" in r.stderr and "--task" in r.stderr
+    assert not (tmp_path / "two_gen.py").exists()
+    r = revec("transform", str(prog), "--task", "down", "-o", "two_gen.py", cwd=tmp_path)
+    assert r.returncode == 0 and (tmp_path / "two_gen.py").is_file()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_output_file_mode_follows_umask(tmp_path: Path, umask: int) -> None:
+    target = tmp_path / "gen.py"
+    r = subprocess.run(
+        [sys.executable, "-c", f"import os, sys; os.umask({umask}); from revec.cli import "
+         f"main; sys.exit(main(['transform', {FIB!r}, '-o', {str(target)!r}]))"],
+        capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_simulate_output_checked_before_running(tmp_path: Path) -> None:
+    r = revec("simulate", "--nodes", "31", "--height", "6", "--trials", "10",
+              "-o", str(tmp_path / "missing" / "out.json"))
+    assert r.returncode == 2 and "does not exist" in r.stderr
+    assert not (tmp_path / "missing").exists()
+
+
+def test_bench_does_not_replace_stored_results(tmp_path: Path) -> None:
+    stored = tmp_path / "bench" / "quick" / "results" / "fib.json"
+    stored.parent.mkdir(parents=True)
+    stored.write_text("{}")
+    r = revec("bench", "fib", "--size", "quick", "--out", str(tmp_path), "--no-progress")
+    assert r.returncode == 2
+    assert "already stored" in r.stderr and "--overwrite" in r.stderr
+    assert stored.read_text() == "{}"
+    (tmp_path / "compaction.md").write_text("kept")
+    r = revec("bench", "compaction", "--out", str(tmp_path), "--no-progress")
+    assert r.returncode == 2 and (tmp_path / "compaction.md").read_text() == "kept"
+
+
+def test_bench_from_the_repository_root_keeps_committed_reports() -> None:
+    """The default size from a checkout's root would replace reports/bench: refused."""
+    if not (ROOT / "reports" / "bench" / "results" / "fib.json").exists():
+        pytest.skip("no committed benchmark results in this checkout")
+    before = (ROOT / "reports" / "bench" / "results" / "fib.json").read_bytes()
+    r = revec("bench", "fib", "--no-progress", cwd=ROOT)
+    assert r.returncode == 2 and "already stored" in r.stderr
+    assert (ROOT / "reports" / "bench" / "results" / "fib.json").read_bytes() == before
+
+
+@pytest.mark.slow
+def test_bench_out_dir(tmp_path: Path) -> None:
+    r = revec("bench", "fib", "--size", "quick", "--out", str(tmp_path), "--no-progress",
+              "--repeats", "1", "--backends", "c")
+    assert r.returncode == 0, r.stderr
+    res = tmp_path / "bench" / "quick" / "results" / "fib.json"
+    assert json.loads(res.read_text())["name"] == "fib"
+    assert str(tmp_path / "bench" / "quick") in r.stdout
+
+
+# ------------------------------------------------------------- what the user reads
+def test_version() -> None:
+    from revec import __version__
+
+    r = revec("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"revec {__version__}"
+
+
+def test_bench_list_names_every_benchmark() -> None:
+    from revec.bench import names
+    from revec.bench.presets import BENCHMARKS
+
+    r = revec("bench", "--list")
+    assert r.returncode == 0
+    listed = [ln.split()[0] for ln in r.stdout.splitlines()]
+    assert listed[: len(BENCHMARKS)] == list(BENCHMARKS)
+    assert set(listed) == set(BENCHMARKS) | set(names())

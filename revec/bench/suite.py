@@ -448,15 +448,19 @@ def run_suite(names: Sequence[str], size: str, plan: SweepPlan, out: Path, max_m
 
     header = machine_header()
     records = []
-    for name in tqdm(names, desc=f"revec bench ({size})", unit="benchmark",
-                     disable=not progress, dynamic_ncols=True):
-        rec = run_benchmark(name, size, plan, max_memory, progress)
-        rec["machine"] = header
-        records.append(rec)
-        if write:
-            store(rec, out)
-        if on_record is not None:
-            on_record(rec)
-    if write:
-        render(out)
+    try:
+        for name in tqdm(names, desc=f"revec bench ({size})", unit="benchmark",
+                         disable=not progress, dynamic_ncols=True):
+            rec = run_benchmark(name, size, plan, max_memory, progress)
+            rec["machine"] = header
+            records.append(rec)
+            if write:
+                store(rec, out)
+            if on_record is not None:
+                on_record(rec)
+    finally:
+        # also when interrupted (Ctrl-C): the finished benchmarks' results are stored,
+        # and the report shows them
+        if write and records:
+            render(out)
     return records

@@ -31,6 +31,9 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="revec", description=__doc__.splitlines()[0] if __doc__ else None)
+    from revec import __version__
+
+    parser.add_argument("--version", action="version", version=f"revec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     package = importlib.import_module(__name__)

@@ -1,5 +1,6 @@
 """revec bench [NAMES...]: the benchmark suite (the paper's eight programs) and the other
-registered benchmarks (e.g. ``compaction``); writes reports under reports/bench/."""
+registered benchmarks (e.g. ``compaction``); writes results and reports under ``--out``
+(default ./reports), never replacing stored results without ``--overwrite``."""
 
 from __future__ import annotations
 
@@ -37,12 +38,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "(default: the sweep of docs/benchmarks.md)")
     p.add_argument("--backends", default="c,numba", metavar="LIST",
                    help="suite: back ends to run (default: c,numba)")
-    p.add_argument("--reports-dir", default="reports", help="where reports go (default: reports)")
+    p.add_argument("--out", "--reports-dir", dest="out", default="reports", metavar="DIR",
+                   help="where results and reports go: the suite's under DIR/bench (the "
+                        "default size) or DIR/bench/SIZE, compaction's in DIR (default: "
+                        "./reports, relative to the current directory)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace results already stored under --out (without it, a run "
+                        "that would replace stored results, e.g. the committed reports "
+                        "of a checkout, stops before measuring)")
     p.add_argument("--no-report", action="store_true", help="measure only, write no files")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--list", action="store_true",
-                   help="list the registered benchmarks besides the suite and exit")
+                   help="list every benchmark (the suite's, then the others) and exit")
     p.set_defaults(func=run)
 
 
@@ -59,23 +67,31 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
 def run(args: argparse.Namespace) -> int:
     from revec.bench.presets import BENCHMARKS, SIZES
 
-    if args.list:                 # the registered benchmarks besides the suite
+    if args.list:                 # the suite's benchmarks, then the others
+        for name in BENCHMARKS:
+            print(f"{name}  (suite)")
         for name in bench.names():
-            print(name)
+            if name not in BENCHMARKS:
+                print(name)
         return 0
     if args.repeats is not None and args.repeats < 1:
         raise RevecError("--repeats must be at least 1")
     names = args.names or list(BENCHMARKS)
     suite_names = [n for n in names if n in BENCHMARKS]
     others = {n: bench.get_runner(n) for n in names if n not in BENCHMARKS}  # unknown: fail
+    if not args.no_report:
+        _refuse_overwrite(args, suite_names, list(others), SIZES)
     records = _run_suite(args, suite_names, SIZES) if suite_names else []
     results: dict[str, object] = {}
     if others:
         size = None if args.size in SIZES else args.size
-        options = bench.BenchOptions(size=size, reports_dir=Path(args.reports_dir),
+        options = bench.BenchOptions(size=size, reports_dir=Path(args.out),
                                      repeats=args.repeats, progress=not args.no_progress,
                                      write_report=not args.no_report)
         results = {name: runner(options) for name, runner in others.items()}
+        if not args.no_report and not args.json:
+            for name in others:
+                print(f"{name}: report in {Path(args.out) / f'{name}.md'}")
     if args.json:
         # the suite: a list with one record per benchmark; other benchmarks: {name: results}
         if results and records:
@@ -83,6 +99,27 @@ def run(args: argparse.Namespace) -> int:
         else:
             print_json(records if records else results)
     return 0
+
+
+def _refuse_overwrite(args: argparse.Namespace, suite_names: list[str], others: list[str],
+                      sizes: tuple[str, ...]) -> None:
+    """Stop before measuring if the run would replace stored results without --overwrite."""
+    from revec.bench.suite import RESULTS_DIR, suite_dir
+
+    if args.overwrite:
+        return
+    out = Path(args.out)
+    found: list[Path] = []
+    if suite_names:
+        size = args.size or "default"
+        if size in sizes:
+            d = suite_dir(out, size) / RESULTS_DIR
+            found += [d / f"{n}.json" for n in suite_names if (d / f"{n}.json").exists()]
+    found += [out / f"{n}.md" for n in others if (out / f"{n}.md").exists()]
+    if found:
+        shown = ", ".join(str(f) for f in found[:3]) + (" ..." if len(found) > 3 else "")
+        raise RevecError(f"results are already stored there ({shown}); pass --out DIR to "
+                         "put this run's results elsewhere, or --overwrite to replace them")
 
 
 def _run_suite(args: argparse.Namespace, names: list[str], sizes: tuple[str, ...]
@@ -111,11 +148,11 @@ def _run_suite(args: argparse.Namespace, names: list[str], sizes: tuple[str, ...
         raise RevecError(f"--backends: expected c and/or numba, got {args.backends!r}")
     plan = replace(plan, backends=backends)
     budget = default_budget() if args.max_memory is None else parse_size(args.max_memory)
-    out_dir = suite_dir(Path(args.reports_dir), size)
+    out_dir = suite_dir(Path(args.out), size)
     recs = run_suite(names, size, plan, out_dir, budget, progress=not args.no_progress,
                      write=not args.no_report)
     if not args.no_report and not args.json:
-        print(out_dir / "README.md")
+        print(f"suite: results in {out_dir / 'results'}, report {out_dir / 'README.md'}")
     return json.loads(json.dumps(recs, default=_plain))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -11,17 +12,74 @@ from typing import Any
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never half-written."""
+    """Write ``text`` to ``path`` through a temporary file and a rename: never half-written.
+
+    Missing parent directories are created (callers naming a user's output check it
+    first with :func:`output_file`).  The file gets the mode an ordinary ``open`` would
+    give it (0666 less the umask), or keeps the mode of the file it replaces.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except OSError:
+            mode = 0o666 & ~current_umask()
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def current_umask() -> int:
+    """The process's umask (read without changing it where /proc allows)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def output_file(path: str, option: str = "-o", mkdir: bool = False) -> Path:
+    """Check a user's output file name: it names a file (not a directory), and its
+    directory exists (``mkdir``: create it).  Raises :class:`RevecError` otherwise."""
+    from revec.errors import RevecError
+
+    p = Path(path)
+    if path.endswith(("/", os.sep)) or p.is_dir():
+        raise RevecError(f"{option} {path}: is a directory; {option} names a file")
+    parent = p.parent
+    if not parent.exists():
+        if not mkdir:
+            raise RevecError(f"{option} {path}: directory {parent} does not exist "
+                             "(create it, or pass --mkdir)")
+        parent.mkdir(parents=True, exist_ok=True)
+    elif not parent.is_dir():
+        raise RevecError(f"{option} {path}: {parent} is not a directory")
+    return p
+
+
+def output_dir(path: str, option: str = "-o", mkdir: bool = False) -> Path:
+    """Check a user's output directory: it exists (``mkdir``: create it) and is one."""
+    from revec.errors import RevecError
+
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise RevecError(f"{option} {path}: is a file, not a directory")
+    if not p.exists():
+        if not mkdir:
+            raise RevecError(f"{option} {path}: directory does not exist "
+                             "(create it, or pass --mkdir)")
+        p.mkdir(parents=True, exist_ok=True)
+    return p
 
 
 def print_json(obj: Any) -> None:

@@ -47,7 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="Dask scheduler of an existing cluster (default: a local cluster)")
     p.add_argument("--output", "-o", default=None, metavar="FILE",
-                   help="also write the JSON result to FILE")
+                   help="also write the JSON result to FILE (its directory must exist)")
+    p.add_argument("--mkdir", action="store_true",
+                   help="create the missing parent directories of --output")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
@@ -58,6 +60,10 @@ def _strategies(name: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output:  # checked before the (long) simulation, not after
+        from revec.cli.common import output_file
+
+        output_file(args.output, "--output", mkdir=args.mkdir)
     if args.sweep:
         return run_sweep_cmd(args)
     from revec.treegen.simulator import named_settings, simulate

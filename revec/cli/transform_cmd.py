@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -13,8 +14,12 @@ from revec.frontend import load_program
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("transform", help="write the generated bfs/blocked/reexp module")
     p.add_argument("file")
-    p.add_argument("-o", "--output", help="output file (one task) or directory (several); "
-                   "default: standard output")
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="output file (one task), or an existing directory, written with a "
+                        "trailing '/' when it does not exist yet (one file per task: "
+                        "STEM_TASK.py / .c); default: standard output")
+    p.add_argument("--mkdir", action="store_true",
+                   help="create the output's missing parent directories")
     p.add_argument("--backend", choices=("numba", "c"), default="numba")
     p.add_argument("--task", help="only this task (default: every task of the file)")
     p.set_defaults(func=run)
@@ -47,14 +52,22 @@ def run(args: argparse.Namespace) -> int:
         for _, _, text in outputs:
             sys.stdout.write(text)
         return 0
-    out = Path(args.output)
-    if len(outputs) == 1 and not out.is_dir():
+    from revec.cli.common import output_dir, output_file
+
+    as_dir = args.output.endswith(("/", os.sep)) or Path(args.output).is_dir()
+    if not as_dir:
+        if len(outputs) > 1:
+            raise RevecError(f"-o {args.output}: {args.file} has {len(outputs)} tasks "
+                             f"({', '.join(tasks)}); name a directory (ending in '/') or "
+                             "pick one task with --task")
+        out = output_file(args.output, mkdir=args.mkdir)
         write_atomic(out, outputs[0][2])
         print(f"wrote {out}")
         return 0
+    folder = output_dir(args.output, mkdir=args.mkdir)
     stem = Path(args.file).stem
     for t, suffix, text in outputs:
-        target = out / f"{stem}_{t}{suffix}"
+        target = folder / f"{stem}_{t}{suffix}"
         write_atomic(target, text)
         print(f"wrote {target}")
     return 0
