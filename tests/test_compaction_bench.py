@@ -58,4 +58,8 @@ def test_registry_accepts_new_runners(tmp_path: Path, capsys: pytest.CaptureFixt
     assert json.loads(capsys.readouterr().out) == {"toy": {"size": "small"}}
     assert seen[0].size == "small"
     assert main(["bench", "--list"]) == 0
-    assert capsys.readouterr().out.split() == ["compaction", "toy"]
+    from revec.bench.presets import BENCHMARKS
+
+    # every benchmark: the suite's eight (marked), then the registered others
+    assert capsys.readouterr().out.splitlines() == [f"{n}  (suite)" for n in BENCHMARKS] + [
+        "compaction", "toy"]
