@@ -95,3 +95,9 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def warn(message: str) -> None:
+    """``revec: warning: message`` on standard error."""
+    sys.stderr.write(f"revec: warning: {message}\n")
+    sys.stderr.flush()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from revec.api import BACKENDS, COMPACTIONS, VARIANTS, run_program
-from revec.cli.common import print_json
+from revec.cli.common import print_json, warn
 from revec.errors import RevecError
 from revec.runtime.memory import parse_size
 
@@ -26,7 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("task")
     p.add_argument("args", nargs="*", help="root arguments (defaults fill the rest)")
     p.add_argument("--variant", choices=VARIANTS, default="reexp")
-    p.add_argument("--backend", choices=BACKENDS, default="numba")
+    p.add_argument("--backend", choices=BACKENDS, default=None,
+                   help="numba (default) or c; the seq variant is the plain Python program "
+                        "and takes no back end")
     p.add_argument("--block-size", type=positive, default=None, metavar="B")
     p.add_argument("--reexp-threshold", type=positive, default=None, metavar="R")
     p.add_argument("--simd-width", type=positive, default=None, metavar="P")
@@ -46,8 +48,17 @@ def run(args: argparse.Namespace) -> int:
         raise RevecError("--block-size must be at least 1")
     if args.simd_width == 0:
         raise RevecError("--simd-width must be at least 1")
+    if args.variant == "seq" and args.backend is not None:
+        raise RevecError(f"--variant seq runs the plain recursive Python program, not "
+                         f"compiled code: it takes no --backend (got --backend "
+                         f"{args.backend}); use --variant bfs, blocked or reexp for the "
+                         f"{args.backend} back end")
+    if args.block_size is not None and args.simd_width is not None and \
+            args.block_size < args.simd_width:
+        warn(f"--block-size {args.block_size} is smaller than the SIMD width "
+             f"{args.simd_width}: every block leaves lanes idle")
     result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
-                         backend=args.backend, block_size=args.block_size,
+                         backend=args.backend or "numba", block_size=args.block_size,
                          reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
                          max_memory=None if args.max_memory is None
                          else parse_size(args.max_memory),

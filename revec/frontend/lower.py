@@ -172,6 +172,8 @@ class FunctionLowerer:
                 self.error(f"parameter '{pname}' has type '{text}', which is not a scalar type; "
                            "use np.int8..np.int64, np.uint8..np.uint64, np.float32, np.float64, "
                            "np.bool_, int, float or bool", prm.annotation.annotation)
+            if pname in defaults and prm.default is not None:
+                check_default(pname, ty, defaults[pname], self.loc(prm.default))
             out.append(ir.Param(pname, ty, self.loc(prm), defaults.get(pname),
                                 pname in defaults))
         return tuple(out)
@@ -544,8 +546,19 @@ class FunctionLowerer:
                        f"e.g. {text} = Reducer(np.int64, \"sum\")", rnode)
         decl = self.ctx.reducers[rnode.value]
         val = self.expr(call.args[1].value)
+        self.check_reduce_narrowing(val, decl, call.args[1].value)
         return ir.Reduce(self.loc(call), decl.name,
                          self.convert(val, Ty(decl.dtype), call.args[1]))
+
+    def check_reduce_narrowing(self, val: ir.Expr, decl: ir.ReducerDecl,
+                               node: cst.CSTNode) -> None:
+        """A float folded into an integer (or bool) reducer would be truncated silently:
+        the program must say so with an explicit conversion, e.g. np.int64(x)."""
+        if val.ty.kind == "f" and decl.dtype.kind in "iub":
+            self.error(f"reduce({decl.name}, ...) folds a {val.ty} value into the "
+                       f"{decl.dtype.name} reducer '{decl.name}', which would truncate it; convert "
+                       f"explicitly, e.g. np.{decl.dtype.name}(...), or declare the "
+                       f"reducer as a float", node)
 
     # ------------------------------------------------------------------ expressions
     def condition(self, node: cst.BaseExpression) -> ir.Expr:
@@ -909,3 +922,28 @@ def spawn_bound(stmts: Sequence[ir.Stmt]) -> int | None:
                 if inner is None or inner:
                     return None
     return total
+
+
+def check_default(name: str, ty: Ty, value: Any, loc: SourceLoc) -> None:
+    """A parameter default must be a value of the parameter's type (checked by
+    ``revec check``, not first at ``revec run``)."""
+    dt = ty.dtype
+    if dt.kind in "iu":
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            if isinstance(value, float | np.floating) and float(value).is_integer():
+                value = int(value)
+            else:
+                raise RevecError(f"the default {value!r} of parameter '{name}' is not an "
+                                 f"integer; '{name}' is {dt.name}", loc)
+        info = np.iinfo(dt)
+        if not info.min <= int(value) <= info.max:
+            raise RevecError(f"the default {value} of parameter '{name}' is out of range "
+                             f"for {dt.name} [{info.min}, {info.max}]", loc)
+    elif dt.kind == "f":
+        if not isinstance(value, int | float | np.integer | np.floating) or \
+                isinstance(value, bool | np.bool_):
+            raise RevecError(f"the default {value!r} of parameter '{name}' is not a "
+                             f"number; '{name}' is {dt.name}", loc)
+        if dt.itemsize < 8 and abs(float(value)) > float(np.finfo(dt).max):
+            raise RevecError(f"the default {value} of parameter '{name}' is out of range "
+                             f"for {dt.name}", loc)
