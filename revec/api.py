@@ -20,7 +20,7 @@ from revec.frontend import arg_value, load_program
 from revec.runtime.memory import default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
-from revec.transforms.schedule import STRATEGIES, Schedule
+from revec.transforms.schedule import STRATEGIES, UNBOUNDED, Schedule
 
 VARIANTS = ("seq", *STRATEGIES)
 BACKENDS = ("numba", "c")
@@ -43,7 +43,9 @@ class RunResult:
             "args": [np.asarray(a).item() for a in self.args],
             "variant": self.variant,
             "backend": self.backend,
-            "block_size": None if self.schedule is None else self.schedule.block_size,
+            # null when there is no schedule (seq) or B is unbounded (bfs)
+            "block_size": None if self.schedule is None
+            or self.schedule.block_size >= UNBOUNDED else self.schedule.block_size,
             "reexp_threshold": None if self.schedule is None else self.schedule.reexp_threshold,
             "reducers": {k: np.asarray(v).item() for k, v in self.reducers.items()},
             "stats": stats,

@@ -35,7 +35,7 @@ def test_bench_compaction_small(tmp_path: Path, capsys: pytest.CaptureFixture[st
         assert main_case["methods"][key]["median_s"] > 0
     assert res["acceptance"]["measured"] and res["acceptance"]["method"].startswith("c-")
     md = (tmp_path / "compaction.md").read_text()
-    assert "Acceptance" in md and "32-bit lanes, n = 16K" in md and "plain copy" in md
+    assert "target" in md and "32-bit lanes, n = 16K" in md and "plain copy" in md
     assert (tmp_path / "compaction.png").read_bytes()[:4] == b"\x89PNG"
 
 

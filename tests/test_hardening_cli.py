@@ -234,3 +234,86 @@ def test_bench_list_names_every_benchmark() -> None:
     listed = [ln.split()[0] for ln in r.stdout.splitlines()]
     assert listed[: len(BENCHMARKS)] == list(BENCHMARKS)
     assert set(listed) == set(BENCHMARKS) | set(names())
+
+
+def test_bfs_shows_unbounded_block_size(tmp_path: Path) -> None:
+    r = revec("run", FIB, "fib", "10", "--variant", "bfs", "--backend", "c")
+    assert r.returncode == 0, r.stderr
+    assert "B=unbounded" in r.stdout and str(1 << 62) not in r.stdout
+    r = revec("run", FIB, "fib", "10", "--variant", "bfs", "--backend", "c", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["block_size"] is None and doc["reducers"] == {"count": 55}
+    r = revec("run", FIB, "fib", "10", "--variant", "blocked", "--backend", "c", "--json",
+              "--block-size", "64")
+    assert json.loads(r.stdout)["block_size"] == 64
+
+
+def test_run_prints_only_the_tasks_own_reducers(tmp_path: Path) -> None:
+    prog = tmp_path / "two.py"
+    prog.write_text(TWO_TASKS)
+    r = revec("run", str(prog), "down", "5", "--variant", "seq")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "other = 1" and "count" not in r.stdout
+    r = revec("run", str(prog), "fib", "10", "--backend", "c", "--json")
+    assert json.loads(r.stdout)["reducers"] == {"count": 55}
+
+
+def test_demo_names_its_back_end_and_full_results() -> None:
+    r = revec("demo", "--backend", "c")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "c back end" in lines[0]
+    rows = [ln for ln in lines if ln.startswith("pathsum")]
+    assert len(rows) == 4
+    for row in rows:  # three reducers, none cut
+        assert "total=" in row and "longest=" in row and "shortest=" in row
+        assert row.split()[2] == ("python" if " seq " in row else "c")
+
+
+def test_compiling_is_announced_on_a_terminal() -> None:
+    import io
+    import time
+
+    from revec.cli.common import announce_slow
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        with announce_slow("compiling x ...", after=0.05, stream=stream):
+            time.sleep(0.5)
+    assert tty.getvalue() == "compiling x ...\n" and pipe.getvalue() == ""
+    fast = Tty()
+    with announce_slow("compiling x ...", after=0.5, stream=fast):
+        pass
+    time.sleep(0.7)
+    assert fast.getvalue() == ""
+
+
+def test_readme_memory_example_stops(tmp_path: Path) -> None:
+    """The README's --max-memory example stops with the budget message."""
+    line = next(ln for ln in (ROOT / "README.md").read_text().splitlines()
+                if "--max-memory" in ln and ln.startswith("revec run"))
+    words = line.split("#")[0].split()
+    assert words[:3] == ["revec", "run", "fib.py"]
+    (tmp_path / "fib.py").write_text((ROOT / "tests" / "programs" / "fib.py").read_text())
+    r = revec(*words[1:], cwd=tmp_path)
+    assert r.returncode == 2
+    assert "memory budget" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_no_tracker_references_in_user_text() -> None:
+    import re
+
+    pat = re.compile(r"issue [0-9]", re.I)
+    hits = []
+    for top in ("reports", "docs", "revec", "README.md"):
+        base = ROOT / top
+        for f in [base] if base.is_file() else base.rglob("*"):
+            if f.is_file() and f.suffix in (".md", ".py", ".txt", ".json", ".c", ".h"):
+                for i, ln in enumerate(f.read_text(errors="replace").splitlines(), 1):
+                    if pat.search(ln):
+                        hits.append(f"{f.relative_to(ROOT)}:{i}")
+    assert hits == []

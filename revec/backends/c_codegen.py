@@ -227,7 +227,7 @@ class CModuleGen:
             out.append(src)
         for h in self.program.helpers.values():
             out.append(self.helper(h))
-        out.append(self.kernel())
+        out.append(drop_unused_labels(self.kernel()))
         out.append(DRIVER.replace("@COMPACT@", self.compaction()))
         out.append(self.entry())
         out.append(self.seq())
@@ -242,7 +242,9 @@ class CModuleGen:
         return f"static const {ctype(ty)} a_{name}[{max(a.size, 1)}] = {{{values}}};"
 
     def locals_decl(self, locals_: dict[str, ir.Ty], ind: str) -> list[str]:
-        return [f"{ind}{ctype(ty)} {var(n)} = 0;" for n, ty in sorted(locals_.items())]
+        # every section declares all of the task's locals; a section may use few of them
+        return [f"{ind}RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;"
+                for n, ty in sorted(locals_.items())]
 
     def helper(self, h: ir.HelperDef) -> str:
         self.current_helper = h
@@ -396,7 +398,8 @@ class CModuleGen:
                                                   "        ")
             loads = [f"{ctype(p.ty)} {var(p.name)} = qp_{p.name}[j];" for p in f
                      if p.name in ind_used]
-            loads += [f"{ctype(ty)} {var(n)} = 0;" for n, ty in sorted(t.locals.items())]
+            loads += [f"RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;"
+                      for n, ty in sorted(t.locals.items())]
             L += c_lanes.chunk_loop(code, f, loads, "    ")
             L.append("    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */")
         elif self.loop is not None:
@@ -578,7 +581,18 @@ class CModuleGen:
 
 
 # Allocation with a memory budget: failures leave through rv_fail (setjmp in revec_run).
+def drop_unused_labels(text: str) -> str:
+    """The kernel ends each thread's body with a label for early returns; a kernel
+    without such a return (no ``goto``) gets none (gcc -Wall: unused label)."""
+    for label in ("next_thread", "next_thread_b"):
+        if f"goto {label};" not in text:
+            text = text.replace(f"{label}: ;", ";")
+    return text
+
+
 RUNTIME_PRELUDE = r"""
+/* generated declarations a given program may leave unused (gcc -Wall stays quiet) */
+#define RV_MAYBE_UNUSED __attribute__((unused))
 #include <setjmp.h>
 static jmp_buf rv_fail;
 static int rv_fail_code;

@@ -135,8 +135,8 @@ class LaneEmitter:
                     self.nconds += 2
                     cond = self.expr(c)
                     here = f"({pc}) && " if pc is not None else ""
-                    out.append(f"{ind}uint8_t _c{n} = {here}({cond});")
-                    out.append(f"{ind}uint8_t _c{n + 1} = {here}!({cond});")
+                    out.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{n} = {here}({cond});")
+                    out.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{n + 1} = {here}!({cond});")
                     ka = self.block(a, ind, f"_c{n}", kset)
                     kb = self.block(b, ind, f"_c{n + 1}", kset)
                     kset = ka | kb
@@ -158,7 +158,7 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
     L = [f"{ind}for (; j0 + {LANES} <= ni; j0 += {LANES}) {{"]
     i2 = ind + "    "
     for s in code.sites:
-        L.append(f"{i2}uint8_t m{s.index}[{LANES}], k{s.index}[{LANES}];")
+        L.append(f"{i2}RV_MAYBE_UNUSED uint8_t m{s.index}[{LANES}], k{s.index}[{LANES}];")
         L += [f"{i2}{ctype(p.ty)} a{s.index}_{p.name}[{LANES}];" for p in columns]
     L.append("#pragma GCC ivdep")
     L.append(f"{i2}for (int u = 0; u < {LANES}; u++) {{")
@@ -322,7 +322,8 @@ class LoopEmitter:
         L.append("            int64_t j = j0 + u;")
         L += [f"            {ctype(p.ty)} {var(p.name)} = qp_{p.name}[j];" for p in self.columns
               if p.name in ind_used]
-        L += [f"            {ctype(ty)} {var(n)} = 0;" for n, ty in sorted(gen.t.locals.items())]
+        L += [f"            RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;"
+              for n, ty in sorted(gen.t.locals.items())]
         if isinstance(loop, ir.For):
             L.append("            int64_t _stop;")
         L += code.lines[1:]  # (its first line declares the spawn index: no spawns here)
@@ -350,7 +351,8 @@ class LoopEmitter:
         L = [f"{ind}uint8_t go[{LANES}];"]
         L += [f"{ind}{s.ctype} x_{s.name}[{LANES}];" for s in self.state]
         for site in code.sites:
-            L.append(f"{ind}uint8_t m{site.index}[{LANES}], k{site.index}[{LANES}];")
+            L.append(f"{ind}RV_MAYBE_UNUSED uint8_t m{site.index}[{LANES}], "
+                     f"k{site.index}[{LANES}];")
             L += [f"{ind}{ctype(p.ty)} a{site.index}_{p.name}[{LANES}];" for p in self.columns]
         L.append("#pragma GCC ivdep")
         L.append(f"{ind}for (int u = 0; u < {LANES}; u++) {{")
@@ -360,7 +362,7 @@ class LoopEmitter:
         L.append(f"{ind}    int64_t q = {src};")
         names = {s.name for s in self.state}
         L += [f"{ind}    {s.ctype} {s.name} = sc_{s.name}[q];" for s in self.state]
-        L += [f"{ind}    {ctype(ty)} {var(n)} = 0;" for n, ty in sorted(gen.t.locals.items())
+        L += [f"{ind}    RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;" for n, ty in sorted(gen.t.locals.items())
               if var(n) not in names]
         L += code.lines
         if isinstance(loop, ir.For):

@@ -65,7 +65,7 @@ def measure(name: str, args: dict[str, int], backend: str, repeats: int, sizes: 
     compiled_task(program, name, backend)
     run_loaded(program, name, root, variant="bfs", backend=backend)
     row["revec_compile"] = time.perf_counter() - t0
-    if backend == "c":  # the generated plain recursive C of the same program (issue 3)
+    if backend == "c":  # the generated plain recursive C of the same program
         runner = compiled_task(program, name, "c")
         times = []
         for _ in range(repeats):

@@ -8,7 +8,7 @@ reducers that carry the answer.
 * ``default``: about 0.2-0.6 s for the plain recursive C baseline on this project's
   machine (AMD EPYC Zen 3, 2 cores), sized so that ``revec bench --size default`` (every
   strategy, both back ends, a block-size sweep, medians of 5) fits in 30 minutes; see
-  docs/benchmarks.md for the measured times.  (Issue 4 first asked for 1-3 s: fib(44),
+  docs/benchmarks.md for the measured times.  (A first target of 1-3 s: fib(44),
   nqueens(15), graphcol(24), knapsack(28), parentheses(18), C(35, 13), minmax after 4
   moves; at those sizes one numba-back-end run took 4-40 s and the suite could not fit);
 * ``paper``: the sizes of the paper's Table 1 (Ren et al., TOPC 2019).

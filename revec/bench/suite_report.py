@@ -339,7 +339,7 @@ def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
         *table2(recs), "",
         "## numba back end vs `@njit` recursion (speedup = @njit time / variant time)", "",
         *njit_table(recs), "",
-        "## Acceptance (issue 4)", "", *acceptance(recs), "",
+        "## This project's targets", "", *acceptance(recs), "",
         "## Median times at the best configuration (seconds)", "", *times_table(recs), "",
         "## Memory: peak live thread frames (C back end, at the best block size)", "",
         "Frames produced and not yet executed plus the block being executed; the schedule "

@@ -101,3 +101,38 @@ def warn(message: str) -> None:
     """``revec: warning: message`` on standard error."""
     sys.stderr.write(f"revec: warning: {message}\n")
     sys.stderr.flush()
+
+
+class announce_slow:
+    """``with announce_slow("compiling ..."):`` prints the message on ``stream`` (default
+    standard error) if the block is still running after ``after`` seconds, and only when
+    the stream is a terminal: a first compile can take seconds, a cached one does not."""
+
+    def __init__(self, message: str, after: float = 0.5, stream: Any = None) -> None:
+        import threading
+
+        self.message = message
+        self.stream = stream if stream is not None else sys.stderr
+        self.timer = threading.Timer(after, self._say)
+        self.timer.daemon = True
+        self.said = False
+
+    def _say(self) -> None:
+        try:
+            self.stream.write(self.message + "\n")
+            self.stream.flush()
+            self.said = True
+        except (OSError, ValueError):
+            pass
+
+    def __enter__(self) -> announce_slow:
+        try:
+            tty = self.stream.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        if tty:
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from revec import ir
 from revec.api import BACKENDS, COMPACTIONS, VARIANTS, run_program
-from revec.cli.common import print_json, warn
+from revec.cli.common import announce_slow, print_json, warn
 from revec.errors import RevecError
 from revec.runtime.memory import parse_size
+from revec.transforms.schedule import UNBOUNDED
 
 
 def positive(text: str) -> int:
@@ -57,12 +59,19 @@ def run(args: argparse.Namespace) -> int:
             args.block_size < args.simd_width:
         warn(f"--block-size {args.block_size} is smaller than the SIMD width "
              f"{args.simd_width}: every block leaves lanes idle")
+    if args.variant != "seq":
+        _compile(args)
     result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
                          backend=args.backend or "numba", block_size=args.block_size,
                          reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
                          max_memory=None if args.max_memory is None
                          else parse_size(args.max_memory),
                          compaction=args.compaction)
+    # only the reducers this task folds into (a file may hold other tasks' reducers)
+    from revec.api import get_program
+
+    own = task_reducers(get_program(args.file).tasks[result.task])
+    result.reducers = {k: v for k, v in result.reducers.items() if k in own}
     if args.json:
         print_json(result.to_json())
         return 0
@@ -74,9 +83,42 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sch = result.schedule
     assert sch is not None
-    print(f"variant {result.variant} on {result.backend}: B={sch.block_size} "
+    shown_b = "unbounded" if sch.block_size >= UNBOUNDED else str(sch.block_size)
+    print(f"variant {result.variant} on {result.backend}: B={shown_b} "
           f"R={sch.reexp_threshold} P={sch.simd_width}")
     print(f"tasks {s.tasks}  leaves {s.leaves}  levels {s.levels}  blocks {s.blocks}")
     print(f"SIMD utilization {s.utilization:.4f}  re-expansions {s.reexpansions}  "
           f"peak live frames {s.peak_live}  time {s.seconds:.4f} s")
     return 0
+
+
+def task_reducers(task: ir.TaskDef) -> set[str]:
+    """The reducers a task's statements reduce into."""
+    out: set[str] = set()
+
+    def walk(x: object) -> None:
+        if isinstance(x, ir.Reduce):
+            out.add(x.reducer)
+        if isinstance(x, ir.Stmt | ir.Expr):
+            for v in vars(x).values():
+                walk(v)
+        elif isinstance(x, tuple | list):
+            for y in x:
+                walk(y)
+
+    for value in vars(task).values():
+        walk(value)
+    return out
+
+
+def _compile(args: argparse.Namespace) -> None:
+    """Compile (or load) the task first, saying so when that takes a while."""
+    from revec.api import compiled_task, get_program
+
+    program = get_program(args.file)
+    if args.task not in program.tasks:
+        return  # run_program names the tasks
+    backend = args.backend or "numba"
+    with announce_slow(f"compiling {args.file} task {args.task} for the {backend} back end "
+                       "(once; later runs load it from the cache) ..."):
+        compiled_task(program, args.task, backend, args.compaction)

@@ -23,9 +23,25 @@ def _int(text: str) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from revec.treegen.simulator import DEFAULT_BLOCK_SIZE, DEFAULT_SIMD_WIDTH, DEFAULT_TRIALS
 
-    p = sub.add_parser("simulate", help="simulate the schedules' SIMD utilization on "
-                                        "uniform random (N, H) trees (paper Sec. 7-8)")
-    p.add_argument("--nodes", type=_int, required=True, metavar="N")
+    p = sub.add_parser(
+        "simulate", help="simulate the schedules' SIMD utilization on uniform random (N, H) "
+                         "trees (paper Sec. 7-8)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Draw T full binary trees uniformly among all trees of N nodes and "
+                    "height exactly H,\nrun each schedule (bfs, blocked, reexp) over them "
+                    "with SIMD width P, block size B\nand re-expansion threshold R, and "
+                    "print per schedule, over the trials:",
+        epilog="""columns:
+  mean        mean SIMD utilization: the share of tasks run in full vectors, i.e. the
+              sum over executed blocks of floor(b/P)*P, divided by the tasks (N)
+  std         its standard deviation over the trials
+  occupancy   busy lanes among the lanes of issued vectors: sum(b) / sum(ceil(b/P)*P)
+  wide share  the share of tasks run in blocks of at least P threads
+
+N must be odd (a full binary tree has 2k+1 nodes) and H between the least height of N
+nodes and (N+1)/2.  Example: revec simulate --nodes 10001 --height 20 --trials 1000""")
+    p.add_argument("--nodes", type=_int, required=True, metavar="N",
+                   help="nodes per tree (odd: full binary trees)")
     p.add_argument("--height", type=_int, required=True, metavar="H",
                    help="exact tree height (a single node has height 1)")
     p.add_argument("--trials", type=_int, default=DEFAULT_TRIALS, metavar="T")

@@ -1,4 +1,4 @@
-"""The memory budget of a run (issue 4): thread frames may use at most this many bytes.
+"""The memory budget of a run: thread frames may use at most this many bytes.
 
 A bfs schedule keeps a whole tree level live, so a wide tree can need more memory than
 the machine has; the drivers check every growth of the frame arrays against the budget

