@@ -598,7 +598,9 @@ static jmp_buf rv_fail;
 static int rv_fail_code;
 static int64_t rv_budget;      /* bytes of thread frames allowed; 0 = no limit */
 static void *rv_keep[3];       /* the driver's own arrays, freed after a failure */
-enum { RV_OK = 0, RV_NOMEM = 2, RV_BUDGET = 3 };
+enum { RV_OK = 0, RV_NOMEM = 2, RV_BUDGET = 3, RV_INTERRUPTED = 4 };
+static const volatile int64_t *rv_interrupt;  /* nonzero: stop (Ctrl-C) */
+void revec_set_interrupt(const int64_t *flag) { rv_interrupt = flag; }
 
 static void *rv_realloc(void *p, int64_t bytes) {
     void *q = realloc(p, bytes > 0 ? (size_t)bytes : 1);
@@ -677,6 +679,7 @@ int revec_run(const char *root, int64_t B, int64_t R, int64_t P,
               int64_t *nlv, int64_t *st_out, int64_t max_bytes);
 void revec_seq(const char *root, const void *const *arrays, char *accs);
 void revec_free(void *p);
+void revec_set_interrupt(const int64_t *flag);
 """
 
 # The schedule of DESIGN.md section 3, as in revec/runtime/numba_scheduler.py.
@@ -704,6 +707,11 @@ static int run_schedule(int64_t static_k, int64_t B, int64_t R, int64_t P,
     rec[0][KIND] = 0; rec[0][OFF] = 0; rec[0][N] = 1; rec[0][BASE] = 1; rec[0][END] = 1;
     st[SP] = 0; st[LIVE] = 1; st[PEAK] = 1;
     for (;;) {
+        /* Ctrl-C: the interrupt flag of revec.runtime.interrupt (set by Python's SIGINT
+           handler), checked once per block record; the caller raises KeyboardInterrupt */
+        if (rv_interrupt != NULL && *rv_interrupt != 0) {
+            rv_fail_code = RV_INTERRUPTED; longjmp(rv_fail, 1);
+        }
         rv_keep[0] = rec = rv_grow(rec, &rcap, st[SP] + 2, sizeof(*rec));
         int64_t sp = st[SP];
         if (sp < 0) break;

@@ -12,6 +12,7 @@ from revec import ir
 from revec.backends.c_codegen import CDEF, generate_c_module
 from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
+from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.transforms.schedule import Schedule
@@ -21,7 +22,7 @@ from revec.transforms.schedule import Schedule
 C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
 L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
 VEC, BLOCKS, PEAK = 3, 4, 6
-RC_NOMEM, RC_BUDGET = 2, 3  # revec_run's failure codes (c_codegen.RUNTIME_PRELUDE)
+RC_NOMEM, RC_BUDGET, RC_INTERRUPTED = 2, 3, 4  # revec_run's failure codes (RUNTIME_PRELUDE)
 
 
 class CTask:
@@ -68,12 +69,17 @@ class CTask:
         lv_out = ffi.new("double **")
         nlv = ffi.new("int64_t *")
         st = np.zeros(12, np.int64)
+        flag = interrupt.flag()
+        self.lib.revec_set_interrupt(ffi.cast("int64_t *", flag.ctypes.data))
+        interrupt.clear()
         t0 = time.perf_counter()
         rc = self.lib.revec_run(self._root(args), schedule.block_size,
                                 schedule.reexp_threshold, schedule.simd_width,
                                 self._array_ptrs, ffi.from_buffer("char[]", accs), lv_out, nlv,
                                 ffi.cast("int64_t *", st.ctypes.data), max_memory)
         seconds = time.perf_counter() - t0
+        if rc == RC_INTERRUPTED:
+            raise KeyboardInterrupt
         if rc == RC_BUDGET:
             raise MemoryBudgetError(max_memory)
         if rc == RC_NOMEM:

@@ -30,6 +30,7 @@ from revec.backends.cache_check import NO_RECORD, mismatch, warn_once, write_sum
 from revec.backends.cbuild import _file_lock
 from revec.backends.numba_codegen import generate_numba_module
 from revec.cli.common import write_atomic
+from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.transforms.blocking import to_block_program
@@ -105,11 +106,16 @@ def _runtime_files() -> list[Path]:
 
 def _runtime_record() -> Path:
     """Beside the runtime's numba cache files (shared by every revec cache using them)."""
+    # keyed by the runtime's source: a changed runtime (a new revec) starts a new record,
+    # and numba rewrites its files for the new source without a spurious warning
+    h = hashlib.sha256()
+    for f in _runtime_files():
+        h.update(f.read_bytes())
+    tag = h.hexdigest()[:16]
     folder = numba_cache_folder(_runtime_files()[0])
     if folder is None:
-        tag = hashlib.sha256(str(_runtime_files()[0]).encode()).hexdigest()[:16]
         return cache_dir() / f"runtime-{tag}.sums"
-    return folder / "revec-runtime.sums"
+    return folder / f"revec-runtime-{tag}.sums"
 
 
 def _load_runtime() -> types.ModuleType:
@@ -214,17 +220,26 @@ class NumbaTask:
             accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
         ints = typed.List([np.zeros(max(self.static_k, 4), np.int64),
                            np.array([max_memory, 0], np.int64), np.empty(1, np.int64),
-                           np.zeros(8, np.int64)])
+                           np.zeros(8, np.int64), interrupt.flag()])
+        interrupt.clear()
         t0 = time.perf_counter()
         try:
             lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs,
                                  ints, self.static_k, schedule.block_size,
                                  schedule.reexp_threshold, schedule.simd_width)
+        except SystemError:
+            # a SIGINT's KeyboardInterrupt can surface as "returned a result with an
+            # exception set" while numba boxes the result
+            if interrupt.interrupted():
+                raise KeyboardInterrupt from None
+            raise
         finally:
             if not self._recorded:  # the first run compiled whatever was still lazy
                 self._recorded = True
                 record_generated(self.module)
                 record_runtime()
+        if interrupt.interrupted():  # the driver stopped between blocks
+            raise KeyboardInterrupt
         seconds = time.perf_counter() - t0
         if ints[1][1] != 0:
             raise MemoryBudgetError(max_memory)

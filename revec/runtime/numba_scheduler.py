@@ -242,6 +242,10 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
     rec, seg, lv, st = new_state()
     ncols = itemsizes.size
     while True:
+        # Ctrl-C: ints[4] is the interrupt flag of revec.runtime.interrupt (set by
+        # Python's SIGINT handler); checked once per block record, the caller raises
+        if len(ints) > 4 and ints[4][0] != 0:
+            break
         rec = grow_rows(rec, st[SP] + 2)
         status = pick(rec, st, seg, lv, R)
         if status < 0:
