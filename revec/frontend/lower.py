@@ -392,7 +392,7 @@ class FunctionLowerer:
                 if name not in self.env:
                     self.not_assigned(name, target)
                 cur = ir.Var(self.loc(target), self.env[name], name)
-                rhs = self.binop(AUG_OPS[type(op)], cur, self.expr(value), node)
+                rhs = self.binop(self.bin_op(op, AUG_OPS), cur, self.expr(value), node)
                 ty = self.set_local(name, rhs.ty, node)
                 return [ir.Assign(loc, name, self.convert(rhs, ty, node))]
             case cst.Expr(value=value):
@@ -550,6 +550,16 @@ class FunctionLowerer:
         return ir.Reduce(self.loc(call), decl.name,
                          self.convert(val, Ty(decl.dtype), call.args[1]))
 
+    def bin_op(self, op: cst.CSTNode, table: dict[type, str]) -> str:
+        """The operator's symbol; one outside the language (``@``) is a located error."""
+        sym = table.get(type(op))
+        if sym is None:
+            text = self.ctx.src.module.code_for_node(op).strip()
+            self.error(f"the operator '{text}' is not in the language (no matrix "
+                       f"products on scalars); the operators are "
+                       f"{' '.join(BIN_OPS.values())}", op)
+        return sym
+
     def check_reduce_narrowing(self, val: ir.Expr, decl: ir.ReducerDecl,
                                node: cst.CSTNode) -> None:
         """A float folded into an integer (or bool) reducer would be truncated silently:
@@ -633,7 +643,7 @@ class FunctionLowerer:
             case cst.Attribute():
                 return self.attribute_ref(node)
             case cst.BinaryOperation(left=l, operator=op, right=r):
-                return self.binop(BIN_OPS[type(op)], self.expr(l), self.expr(r), node)
+                return self.binop(self.bin_op(op, BIN_OPS), self.expr(l), self.expr(r), node)
             case cst.UnaryOperation(operator=cst.Not(), expression=e):
                 inner = self.truth(self.expr(e), e)
                 return ir.UnaryOp(loc, BOOL, "not", inner)
