@@ -13,7 +13,7 @@ import libcst as cst
 import numpy as np
 
 from revec import ir
-from revec.errors import RevecError
+from revec.errors import RevecError, SourceLoc
 from revec.frontend.lower import FunctionLowerer, ProgramContext, scalar_type_of
 from revec.frontend.source import ParsedSource, load_module, read_source
 from revec.lang import REDUCER_OPS, Reducer, Task
@@ -46,7 +46,28 @@ def _static_reducer_checks(src: ParsedSource) -> None:
                         f"are {', '.join(repr(o) for o in REDUCER_OPS)}", src.loc(op))
 
 
+# The checker recurses over the program's nesting (expressions, helper calls): deep
+# programs (a 1,000-term sum, a chain of 2,000 helpers) need more than Python's default
+# 1,000 frames; beyond this limit they are a located error, never a traceback.
+RECURSION_LIMIT = 12_000
+
+
 def load_program(path: str | Path) -> ir.Program:
+    import sys
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, RECURSION_LIMIT))
+    try:
+        return _load_program(path)
+    except RecursionError:
+        raise RevecError("the program nests too deeply for the checker (expressions or "
+                         "chains of helper calls thousands of levels deep); split long "
+                         "expressions into statements", SourceLoc(str(path), 1, 1)) from None
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _load_program(path: str | Path) -> ir.Program:
     src = read_source(path)
     _static_reducer_checks(src)
     functions: dict[str, cst.FunctionDef] = {}
@@ -63,6 +84,7 @@ def load_program(path: str | Path) -> ir.Program:
     module = load_module(src)
     g = module.__dict__
     reducers: dict[str, ir.ReducerDecl] = {}
+    _reject_reducer_aliases(src, g, reducer_nodes)
     for name, value in g.items():
         if isinstance(value, Reducer):
             node = reducer_nodes.get(name)
@@ -82,6 +104,32 @@ def load_program(path: str | Path) -> ir.Program:
         raise RevecError("no @task function in this file", src.at(1, 1))
     return ir.Program(str(src.path), src.text, tasks, ctx.helpers, reducers, ctx.arrays,
                       tuple(sorted(ctx.libs)), module)
+
+
+def _reject_reducer_aliases(src: ParsedSource, g: dict[str, object],
+                            reducer_nodes: dict[str, cst.CSTNode]) -> None:
+    """A second module-level name of one Reducer (``alias = count``) would be a second
+    reducer to the compiled code but the same object to plain Python: an error."""
+    first: dict[int, str] = {}
+    for name, value in g.items():
+        if not isinstance(value, Reducer):
+            continue
+        if id(value) not in first:
+            first[id(value)] = name
+            continue
+        owner = first[id(value)]
+        if name in reducer_nodes and owner not in reducer_nodes:
+            owner, name = name, owner
+        loc = src.at(1, 1)
+        for stmt in src.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for part in stmt.body:
+                    if isinstance(part, cst.Assign) and any(
+                            isinstance(t.target, cst.Name) and t.target.value == name
+                            for t in part.targets):
+                        loc = src.loc(part)
+        raise RevecError(f"'{name}' is another name for the reducer '{owner}'; a reducer has "
+                         f"one name: use '{owner}'", loc)
 
 
 def arg_value(param: ir.Param, text: str) -> object:

@@ -1,0 +1,180 @@
+"""Mutation fuzzing of real programs (the benchmarks, the test programs, the demos).
+
+Each mutant is one small edit of a program's text (an operator, a constant, a type, a
+deleted or repeated line, an alias of a reducer, ...).  Every outcome must be a located
+error (:class:`RevecError` with a position) or an accepted program; an accepted program
+with small defaults must give the same reducers under seq and the compiled variants.
+Marked slow (``pytest -m slow``); a seeded handful runs in the default suite.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from revec.api import run_program
+from revec.errors import RevecError
+from revec.frontend import load_program
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted([*(ROOT / "benchmarks").glob("*.py"), *(ROOT / "tests" / "programs").glob("*.py"),
+                  *(p for p in (ROOT / "revec" / "demos").glob("*.py") if p.name != "__init__.py")])
+SMALL = {"fib.py": "fib", "pathsum.py": "pathsum"}  # fast enough to run every mutant
+
+OPS = ["+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>", "@", "/", "**"]
+TYPES = ["np.int8", "np.int16", "np.int32", "np.int64", "np.uint8", "np.uint32",
+         "np.float32", "np.float64", "np.bool_", "int", "float"]
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    lines = text.splitlines()
+    kind = rng.choice(["op", "const", "type", "delete", "repeat", "alias", "swap_args",
+                       "deep_expr", "float_reduce", "default"])
+    if kind == "op":
+        spots = [m for m in re.finditer(r" (\+|-|\*|//|%|&|\||\^|<<|>>) ", text)]
+        if spots:
+            m = rng.choice(spots)
+            return text[:m.start(1)] + rng.choice(OPS) + text[m.end(1):]
+    if kind == "const":
+        spots = list(re.finditer(r"(?<![\w.])\d+(?![\w.])", text))
+        if spots:
+            m = rng.choice(spots)
+            new = str(rng.choice([0, 1, 2, -1, 127, 128, 255, 256, 2**31, 2**63, 3]))
+            return text[:m.start()] + new + text[m.end():]
+    if kind == "type":
+        spots = list(re.finditer(r"np\.(int|uint|float)\d+|np\.bool_", text))
+        if spots:
+            m = rng.choice(spots)
+            return text[:m.start()] + rng.choice(TYPES) + text[m.end():]
+    if kind == "delete" and len(lines) > 3:
+        i = rng.randrange(len(lines))
+        return "\n".join(lines[:i] + lines[i + 1:]) + "\n"
+    if kind == "repeat" and lines:
+        i = rng.randrange(len(lines))
+        return "\n".join(lines[:i + 1] + [lines[i]] + lines[i + 1:]) + "\n"
+    if kind == "alias":
+        names = re.findall(r"^(\w+) = Reducer\(", text, re.M)
+        if names:
+            name = rng.choice(names)
+            text = text + f"\nalias_{name} = {name}\n"
+            return re.sub(rf"reduce\({name},", f"reduce(alias_{name},", text, count=1)
+    if kind == "swap_args":
+        spots = list(re.finditer(r"spawn\((\w+), ([^,()]+), ", text))
+        if spots:
+            m = rng.choice(spots)
+            return text[:m.start(2)] + "0" + text[m.end(2):]
+    if kind == "deep_expr":
+        spots = list(re.finditer(r"reduce\((\w+), ([^()\n]+)\)", text))
+        if spots:
+            m = rng.choice(spots)
+            deep = " + ".join([f"({m.group(2)})"] * rng.choice([2, 50, 1000]))
+            return text[:m.start(2)] + deep + text[m.end(2):]
+    if kind == "float_reduce":
+        spots = list(re.finditer(r"reduce\((\w+), ([^()\n]+)\)", text))
+        if spots:
+            m = rng.choice(spots)
+            return text[:m.start(2)] + f"({m.group(2)}) * 0.5" + text[m.end(2):]
+    if kind == "default":
+        spots = list(re.finditer(r": np\.\w+ = (\d+)", text))
+        if spots:
+            m = rng.choice(spots)
+            return text[:m.start(1)] + str(rng.choice([300, -1, 70000, 2**40])) + text[m.end(1):]
+    return text
+
+
+def mutants(seed: int, count: int) -> Iterator[tuple[Path, str]]:
+    rng = random.Random(seed)
+    for _ in range(count):
+        src = rng.choice(SOURCES)
+        text = src.read_text()
+        for _ in range(rng.choice([1, 1, 2])):
+            text = mutate(text, rng)
+        yield src, text
+
+
+def _check(src: Path, text: str, tmp: Path) -> object:
+    path = tmp / src.name
+    path.write_text(text)
+    # data files are read relative to the benchmark
+    for extra in ("data",):
+        if (src.parent / extra).is_dir() and not (tmp / extra).exists():
+            (tmp / extra).symlink_to(src.parent / extra)
+    try:
+        return load_program(path)
+    except RevecError as err:
+        assert err.loc is not None or err.message, err
+        assert "Traceback" not in err.format()
+        return None
+
+
+def _same(a: dict[str, object], b: dict[str, object]) -> bool:
+    for k, x in a.items():
+        y = b[k]
+        if isinstance(x, float) and isinstance(y, float):
+            if not (math.isclose(x, y, rel_tol=1e-9) or x == y or (x != x and y != y)):
+                return False
+        elif x != y:
+            return False
+    return set(a) == set(b)
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(_sig: int, _frame: object) -> None:
+    raise _Timeout
+
+
+def _differential(src: Path, text: str, tmp: Path) -> None:
+    program = _check(src, text, tmp)
+    if program is None or src.name not in SMALL:
+        return
+    task = SMALL[src.name]
+    if task not in program.tasks:  # type: ignore[attr-defined]
+        return
+    path = tmp / src.name
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(20)
+    try:
+        try:
+            want = run_program(path, task, (), variant="seq").reducers
+        except RevecError:
+            return
+        except (_Timeout, RecursionError, ArithmeticError, ValueError, OverflowError):
+            return  # the plain program itself does not finish cleanly: nothing to compare
+        for variant, backend in (("bfs", "c"), ("reexp", "c"), ("blocked", "numba")):
+            got = run_program(path, task, (), variant=variant, backend=backend,
+                              block_size=64, max_memory=1 << 28).reducers
+            assert _same(want, got), (variant, backend, want, got, text)
+    except _Timeout:
+        return
+    except RevecError:
+        # a compiled variant may stop over its memory budget; nothing else is expected
+        return
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_mutants_are_located_errors_or_accepted(tmp_path: Path, seed: int) -> None:
+    for i, (src, text) in enumerate(mutants(seed, 4)):
+        d = tmp_path / str(i)
+        d.mkdir()
+        _check(src, text, d)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 140))
+def test_mutants_differential(tmp_path: Path, seed: int) -> None:
+    for i, (src, text) in enumerate(mutants(seed, 6)):
+        d = tmp_path / str(i)
+        d.mkdir()
+        _differential(src, text, d)
