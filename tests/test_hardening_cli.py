@@ -317,3 +317,17 @@ def test_no_tracker_references_in_user_text() -> None:
                     if pat.search(ln):
                         hits.append(f"{f.relative_to(ROOT)}:{i}")
     assert hits == []
+
+
+def test_simulate_help_explains_columns_and_n_h() -> None:
+    r = revec("simulate", "--help")
+    assert r.returncode == 0
+    for word in ("mean", "std", "occupancy", "wide share", "N must be odd", "height exactly H"):
+        assert word in " ".join(r.stdout.split()), word
+
+
+def test_docs_say_float_sums_agree_up_to_rounding() -> None:
+    text = " ".join((ROOT / "docs" / "language.md").read_text().split())
+    assert "may differ from the plain-Python run in the last digits" in text
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "bit for bit" not in readme
