@@ -129,3 +129,11 @@ def test_blocks_smaller_than_the_simd_width_warn() -> None:
     assert r.returncode == 0 and r.stdout.startswith("count = 55")
     assert r.stderr == ("revec: warning: --block-size 4 is smaller than the SIMD width 8: "
                         "every block leaves lanes idle\n")
+
+
+def test_endless_recursion_in_seq_is_one_line(write_program: Callable[..., Path]) -> None:
+    """Found by the mutation fuzzer: a task that never reaches its base case."""
+    path = write_program(DEFAULT.format(ty="int32", default="5").replace("n - 1", "n + 1"))
+    r = _cli("run", str(path), "t", "--variant", "seq")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("revec: error: the plain Python run of 't' went past")

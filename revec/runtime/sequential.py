@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from revec import ir
+from revec.errors import RevecError
 from revec.lang import Reducer, Task
 from revec.runtime.stats import RunStats
 
@@ -49,6 +50,12 @@ def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
         threading.stack_size(old_stack)
         sys.setrecursionlimit(old_limit)
     if "error" in box:
-        raise box["error"]
+        err = box.pop("error")
+        if isinstance(err, RecursionError):
+            # a task that never reaches its base case: one line, not a million frames
+            raise RevecError(f"the plain Python run of '{task}' went past "
+                             f"{RECURSION_LIMIT:,} nested Python calls; does every path "
+                             "reach the base case?") from None
+        raise err
     values = {name: r.value.item() for name, r in reducers.items()}
     return values, RunStats(seconds=box["seconds"])
