@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("task")
     p.add_argument("args", nargs="*", help="root arguments (defaults fill the rest)")
     p.add_argument("--variant", choices=VARIANTS, default="reexp")
-    p.add_argument("--backend", choices=BACKENDS, default="numba")
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="auto (default): C when a working C compiler is found, else numba")
     p.add_argument("--block-size", type=positive, default=None, metavar="B")
     p.add_argument("--reexp-threshold", type=positive, default=None, metavar="R")
     p.add_argument("--simd-width", type=positive, default=None, metavar="P")
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_json())
         return 0
+    if result.has_result:
+        print(f"result = {result.result}")
     for name, value in result.reducers.items():
         print(f"{name} = {value}")
     s = result.stats
@@ -63,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     sch = result.schedule
     assert sch is not None
-    print(f"variant {result.variant} on {result.backend}: B={sch.block_size} "
+    chosen = ("" if args.backend != "auto" else
+              " (--backend auto: a working C compiler was found)" if result.backend == "c"
+              else " (--backend auto: no working C compiler, so numba)")
+    print(f"variant {result.variant} on {result.backend}{chosen}: B={sch.block_size} "
           f"R={sch.reexp_threshold} P={sch.simd_width}")
     print(f"tasks {s.tasks}  leaves {s.leaves}  levels {s.levels}  blocks {s.blocks}")
     print(f"SIMD utilization {s.utilization:.4f}  re-expansions {s.reexpansions}  "

@@ -17,6 +17,8 @@ from revec.errors import RevecError
 from revec.frontend.lower import FunctionLowerer, ProgramContext, scalar_type_of
 from revec.frontend.source import ParsedSource, load_module, read_source
 from revec.lang import REDUCER_OPS, Reducer, Task
+from revec.transforms.prologue import inline_prologues
+from revec.transforms.returns import convert_returns
 
 __all__ = ["load_program"]
 
@@ -80,8 +82,40 @@ def load_program(path: str | Path) -> ir.Program:
                              "use 'from revec import task'", src.loc(fdef))
     if not tasks:
         raise RevecError("no @task function in this file", src.at(1, 1))
-    return ir.Program(str(src.path), src.text, tasks, ctx.helpers, reducers, ctx.arrays,
-                      tuple(sorted(ctx.libs)), module)
+    program = ir.Program(str(src.path), src.text, tasks, _used_helpers(tasks, ctx.helpers),
+                         reducers, ctx.arrays, tuple(sorted(ctx.libs)), module)
+    # the forms people write -> the plain task form (shared with every front end)
+    return inline_prologues(convert_returns(program))
+
+
+def _used_helpers(tasks: dict[str, ir.TaskDef], helpers: dict[str, ir.HelperDef]
+                  ) -> dict[str, ir.HelperDef]:
+    """The helpers (specializations) the final IR calls; lowering may have made others
+    while the local types were still settling."""
+    used: set[str] = set()
+    todo: list[ir.Stmt] = []
+    for t in tasks.values():
+        todo += [*t.prologue, *t.base, *t.inductive, ir.ExprStmt(t.loc, t.is_base)]
+    while todo:
+        s = todo.pop()
+        for e in _exprs_of(s):
+            for x in ir.walk_exprs(e):
+                if isinstance(x, ir.Call) and x.func not in used and x.func in helpers:
+                    used.add(x.func)
+                    todo += list(helpers[x.func].body)
+        for attr in ("then", "orelse", "body"):
+            todo += list(getattr(s, attr, ()))
+    return {k: h for k, h in helpers.items() if k in used}
+
+
+def _exprs_of(s: ir.Stmt) -> list[ir.Expr]:
+    out: list[ir.Expr] = []
+    for v in vars(s).values():
+        if isinstance(v, ir.Expr):
+            out.append(v)
+        elif isinstance(v, tuple):
+            out += [x for x in v if isinstance(x, ir.Expr)]
+    return out
 
 
 def arg_value(param: ir.Param, text: str) -> object:
