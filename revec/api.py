@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,56 @@ def get_program(path: str | Path) -> ir.Program:
     if not p.is_file():
         raise RevecError(f"no such file: {p}")
     return _cached_program(str(p.resolve()), p.stat().st_mtime)
+
+
+@functools.lru_cache(maxsize=32)
+def _program_of_source(name: str, text: str, namespace: Any) -> ir.Program:
+    from revec.frontend import load_program_source
+
+    return load_program_source(name, text, namespace)
+
+
+def task_program(fn: Any) -> ir.Program:
+    """The checked program of a live :class:`revec.lang.Task` (imported module, script or
+    notebook cell): its file's source through ``inspect``/``linecache``, its globals as
+    the module.  Cached per (file, source text, module), so a compiled task is reused
+    until its source changes."""
+    import inspect
+    import linecache
+
+    code = getattr(fn.fn, "__code__", None)
+    filename = code.co_filename if code is not None else inspect.getsourcefile(fn.fn)
+    if not filename:
+        raise RevecError(f"the source of task '{fn.__name__}' cannot be found")
+    linecache.checkcache(filename)
+    text = "".join(linecache.getlines(filename, fn.fn.__globals__))
+    if not text:
+        raise RevecError(f"the source of task '{fn.__name__}' ({filename}) cannot be found; "
+                         "define it in a file, or register exec'd source in linecache")
+    g = fn.fn.__globals__
+    module = sys.modules.get(g.get("__name__", ""))
+    if module is None or module.__dict__ is not g:
+        module = _LiveModule(g)
+    return _program_of_source(filename, text, module)
+
+
+class _LiveModule:
+    """A module-like view of a globals dict (``__dict__`` is that dict)."""
+
+    def __init__(self, g: dict[str, Any]) -> None:
+        self.__dict__ = g
+
+    def __hash__(self) -> int:
+        return id(self.__dict__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _LiveModule) and other.__dict__ is self.__dict__
+
+
+def run_task(fn: Any, args: tuple[Any, ...], **options: Any) -> RunResult:
+    """``task.run(*args, **options)``: see :meth:`revec.lang.Task.run`."""
+    program = task_program(fn)
+    return run_loaded(program, fn.__name__, args, **options)
 
 
 def root_args(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]

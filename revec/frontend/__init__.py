@@ -7,6 +7,7 @@ lowers every ``@task`` function (and the helpers they call) to the typed IR.
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import libcst as cst
@@ -15,12 +16,12 @@ import numpy as np
 from revec import ir
 from revec.errors import RevecError
 from revec.frontend.lower import FunctionLowerer, ProgramContext, scalar_type_of
-from revec.frontend.source import ParsedSource, load_module, read_source
+from revec.frontend.source import ParsedSource, load_module, parse_source, read_source
 from revec.lang import REDUCER_OPS, Reducer, Task
 from revec.transforms.prologue import inline_prologues
 from revec.transforms.returns import convert_returns
 
-__all__ = ["load_program"]
+__all__ = ["load_program", "load_program_source"]
 
 
 def _is_reducer_call(node: cst.BaseExpression) -> bool:
@@ -49,8 +50,22 @@ def _static_reducer_checks(src: ParsedSource) -> None:
 
 
 def load_program(path: str | Path) -> ir.Program:
+    """Check a program file: its module level is executed once (a fresh module)."""
     src = read_source(path)
     _static_reducer_checks(src)
+    return _load(src, None)
+
+
+def load_program_source(name: str, text: str, namespace: types.ModuleType) -> ir.Program:
+    """Check a program whose module is already live (a task imported from a package,
+    defined in a script or in a notebook cell): ``text`` is its source (from
+    ``inspect``/``linecache``), ``namespace`` its globals; nothing is executed."""
+    src = parse_source(name, text)
+    _static_reducer_checks(src)
+    return _load(src, namespace)
+
+
+def _load(src: ParsedSource, live: types.ModuleType | None) -> ir.Program:
     functions: dict[str, cst.FunctionDef] = {}
     reducer_nodes: dict[str, cst.CSTNode] = {}
     for stmt in src.module.body:
@@ -62,7 +77,7 @@ def load_program(path: str | Path) -> ir.Program:
                         and len(part.targets) == 1
                         and isinstance(part.targets[0].target, cst.Name)):
                     reducer_nodes[part.targets[0].target.value] = part
-    module = load_module(src)
+    module = load_module(src) if live is None else live
     g = module.__dict__
     reducers: dict[str, ir.ReducerDecl] = {}
     for name, value in g.items():
