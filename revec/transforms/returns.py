@@ -315,11 +315,11 @@ class _Converter:
                 if k in ("sum", "max", "min"):
                     found.setdefault(k, e)
         if len(found) > 1:
-            kinds = sorted(found)
-            e = found[kinds[1]]
-            raise self.error(f"results of the task's calls are combined by {kinds[0]} in one "
-                             f"place and by {kinds[1]} here; one task combines them one way "
-                             f"({SUPPORTED})", self.first_child(e).loc)
+            pos = {k: (e.loc.line, e.loc.col) for k, e in found.items()}
+            first, later = sorted(found, key=lambda k: pos[k])[:2]
+            raise self.error(f"results of the task's calls are combined by {first} on line "
+                             f"{pos[first][0]} and by {later} here; one task combines them "
+                             f"one way ({SUPPORTED})", self.first_child(found[later]).loc)
         if "max" in found:
             self.mode = _Mode.MAX
         elif "min" in found:
@@ -357,6 +357,10 @@ class _Converter:
             case ir.MathCall(func="maximum" | "minimum"):
                 raise self.error("max/min of results mixed with a sum of results cannot be "
                                  f"turned into a reduction ({SUPPORTED})", e.loc)
+            case ir.Call() | ir.LibCall() | ir.MathCall():
+                raise self.error("a result of the task's own call is passed to a function; "
+                                 "revec turns results into reductions only where they are "
+                                 f"summed into the returned value ({SUPPORTED})", e.loc)
         raise self.error(f"this use of a result of the task's calls cannot be turned into "
                          f"a reduction ({SUPPORTED})", e.loc)
 
