@@ -212,6 +212,9 @@ class _Converter:
         self.weights: dict[str, tuple[Factors, tuple[object, ...]]] = {}  # W_v (sum mode)
         self.offsets: dict[str, tuple[tuple[ir.Expr, ...], tuple[object, ...]]] = {}
         self.field: ir.Param | None = None
+        # sum mode: result locals whose own (call-free) part is always 0 (``total = 0``
+        # then ``total += f(...)``): they vanish from the rewritten task
+        self.zero: set[str] = set()
 
     def error(self, message: str, loc: SourceLoc) -> RevecError:
         return RevecError(message, loc)
@@ -374,7 +377,8 @@ class _Converter:
                   ty: Ty, loc: SourceLoc) -> ir.Expr:
         out: ir.Expr = _const(ty, 0, loc)
         for c in children:
-            if isinstance(c.expr, ir.Var):  # a local's own (call-free) part
+            if isinstance(c.expr, ir.Var) and c.expr.name not in self.zero:
+                # a local's own (call-free) part
                 out = _add(out, _mul(_product(c.factors, ty, loc), c.expr, ty), ty)
         for x, f in locs:
             out = _add(out, _mul(_product(f, ty, loc), x, ty), ty)
@@ -546,6 +550,8 @@ class _Converter:
             if need:
                 self.field = ir.Param(_fresh(f"{t.name}_path", names), self.R, t.loc,
                                       default=0, has_default=True, hidden=True)
+        if self.mode == _Mode.SUM:
+            self.zero = {v for v in self.rlocals if self.always_zero(v)}
         base = self.rewrite(t.base)
         ind = self.rewrite(t.inductive)
         params = t.params + ((self.field,) if self.field is not None else ())
@@ -553,6 +559,14 @@ class _Converter:
         new = dataclasses.replace(t, params=params, base=base, inductive=ind,
                                   max_spawns=ir.spawn_bound(ind), result=self.rname)
         return new, op
+
+    def always_zero(self, v: str) -> bool:
+        for s in self._all_stmts((*self.t.base, *self.t.inductive)):
+            if isinstance(s, ir.Assign) and s.target == v:
+                children, locs = self.linear(s.value)
+                if any(not _is_const(x, 0) for x, _ in locs):
+                    return False
+        return True
 
     def any_weighted(self, stmts: Sequence[ir.Stmt]) -> bool:
         for s in self._all_stmts(stmts):
@@ -643,8 +657,9 @@ class _Converter:
                 if isinstance(c.expr, ir.Recur):
                     weight = _mul(w, _product((*W, *c.factors), R, loc), R)
                     out.append(self.spawn(c.expr, weight))
-            ty = self.t.locals.get(v, R)
-            out.append(ir.Assign(loc, v, self.local_sum(children, locs, ty, loc)))
+            if v not in self.zero:
+                ty = self.t.locals.get(v, R)
+                out.append(ir.Assign(loc, v, self.local_sum(children, locs, ty, loc)))
             return out
         offsets = self.offsets.get(v, ((), ()))[0]
         off: ir.Expr = w
