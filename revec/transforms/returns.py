@@ -123,6 +123,26 @@ def _always_returns(stmts: Sequence[ir.Stmt]) -> bool:
     return False
 
 
+def _drop_tail_returns(stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+    """A ``return`` that ends a case changes nothing: leave it out, and turn
+    ``if c: A; return`` followed by B into ``if c: A else: B`` (the back ends keep their
+    straight-line fast paths for cases without early returns)."""
+    for i, st in enumerate(stmts):
+        if (isinstance(st, ir.If) and not st.orelse and i + 1 < len(stmts)
+                and _always_returns(st.then)):
+            stmts = (*stmts[:i], dataclasses.replace(st, orelse=stmts[i + 1:]))
+            break
+    if not stmts:
+        return stmts
+    last = stmts[-1]
+    if isinstance(last, ir.Return):
+        return stmts[:-1]
+    if isinstance(last, ir.If):
+        return (*stmts[:-1], dataclasses.replace(
+            last, then=_drop_tail_returns(last.then), orelse=_drop_tail_returns(last.orelse)))
+    return stmts
+
+
 def _const(ty: Ty, value: int | float, loc: SourceLoc) -> ir.Const:
     if ty.kind in "iu":
         bits = 8 * ty.dtype.itemsize
@@ -550,15 +570,47 @@ class _Converter:
             if need:
                 self.field = ir.Param(_fresh(f"{t.name}_path", names), self.R, t.loc,
                                       default=0, has_default=True, hidden=True)
+        hoisted: dict[str, ir.Assign] = {}
         if self.mode == _Mode.SUM:
             self.zero = {v for v in self.rlocals if self.always_zero(v)}
-        base = self.rewrite(t.base)
-        ind = self.rewrite(t.inductive)
+            hoisted = self.hoistable()
+            self.zero |= set(hoisted)
+            self.hoisted = hoisted
+        base = _drop_tail_returns(self.rewrite(t.base))
+        ind = _drop_tail_returns(self.rewrite(t.inductive))
         params = t.params + ((self.field,) if self.field is not None else ())
         op = "sum" if self.mode == _Mode.SUM else self.mode
         new = dataclasses.replace(t, params=params, base=base, inductive=ind,
                                   max_spawns=ir.spawn_bound(ind), result=self.rname)
         return new, op
+
+    def hoistable(self) -> dict[str, ir.Assign]:
+        """Result locals whose only own part is their initial value, assigned at the top
+        of the inductive case and returned by every later return with its weight (e.g.
+        ``total = 1`` before a loop of ``total += f(...)``): that value is reduced where
+        it is assigned, and the local vanishes."""
+        out: dict[str, ir.Assign] = {}
+        ind = self.t.inductive
+        for i, st in enumerate(ind):
+            if not (isinstance(st, ir.Assign) and st.target in self.rlocals
+                    and st.target not in self.zero and not self.has_child(st.value)):
+                continue
+            v = st.target
+            assigns = [x for x in self._all_stmts(ind) if isinstance(x, ir.Assign)
+                       and x.target == v]
+            if any(x is not st and any(not _is_const(e, 0) for e, _ in self.linear(x.value)[1])
+                   for x in assigns):
+                continue
+            if any(isinstance(x, ir.Assign) and x.target == v for x in ind[:i]):
+                continue
+            later = [x for x in self._all_stmts(ind[i + 1:]) if isinstance(x, ir.Return)]
+            if v not in self.weights or not later:
+                continue
+            if all(any(isinstance(c.expr, ir.Var) and c.expr.name == v
+                       and _signature(c.factors) == self.weights[v][1]
+                       for c in self.linear(r.values[0])[0]) for r in later):
+                out[v] = st
+        return out
 
     def always_zero(self, v: str) -> bool:
         for s in self._all_stmts((*self.t.base, *self.t.inductive)):
@@ -600,6 +652,12 @@ class _Converter:
             match s:
                 case ir.Return(values=(e,)):
                     out += self.rewrite_return(e, s.loc)
+                case ir.Assign(target=v, value=e) if v in getattr(self, "hoisted", {}) and (
+                        self.hoisted[v] is s):
+                    W = self.weights[v][0]
+                    value = _mul(self.weight(s.loc), _mul(_product(W, self.R, s.loc), e,
+                                                          self.R), self.R)
+                    out.append(ir.Reduce(s.loc, self.rname, value))
                 case ir.Assign(target=v, value=e) if v in self.rlocals:
                     out += self.rewrite_assign(v, e, s)
                 case ir.If():
@@ -659,7 +717,9 @@ class _Converter:
                     out.append(self.spawn(c.expr, weight))
             if v not in self.zero:
                 ty = self.t.locals.get(v, R)
-                out.append(ir.Assign(loc, v, self.local_sum(children, locs, ty, loc)))
+                value = self.local_sum(children, locs, ty, loc)
+                if not (isinstance(value, ir.Var) and value.name == v):
+                    out.append(ir.Assign(loc, v, value))
             return out
         offsets = self.offsets.get(v, ((), ()))[0]
         off: ir.Expr = w
