@@ -89,3 +89,21 @@ def test_task_run_rejects_extra_arguments(tmp_path):
 def test_backend_auto():
     assert resolve_backend("auto") == ("c" if c_compiler_works() else "numba")
     assert resolve_backend("numba") == "numba"
+
+
+def test_cli_prints_the_result(tmp_path, capsys):
+    import json
+
+    from revec.cli import main
+
+    path = tmp_path / "natfib.py"
+    path.write_text(SOURCE)
+    assert main(["run", str(path), "fib", "15", "--backend", "numba", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["result"] == 610 and out["reducers"] == {} and out["args"] == [15]
+    assert main(["run", str(path), "fib", "15"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0] == "result = 610"
+    assert text.count("--backend auto") == 1  # the choice is said once
+    backend = "c" if c_compiler_works() else "numba"
+    assert f"on {backend} (--backend auto" in text
