@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,30 @@ from revec.runtime.stats import RunStats
 from revec.transforms.schedule import STRATEGIES, UNBOUNDED, Schedule
 
 VARIANTS = ("seq", *STRATEGIES)
-BACKENDS = ("numba", "c")
+BACKENDS = ("auto", "numba", "c")
+
+
+@functools.cache
+def c_compiler_works() -> bool:
+    """A C compiler is found and builds a module (a tiny probe, cached on disk)."""
+    from revec.backends.cbuild import find_compiler, load_c_module
+
+    if find_compiler() is None:
+        return False
+    try:
+        _, lib = load_c_module("probe", "int revec_probe(int);",
+                               "int revec_probe(int x) { return x + 1; }")
+        return bool(lib.revec_probe(1) == 2)
+    except Exception:  # noqa: BLE001 - any failure means: no working compiler
+        return False
+
+
+def resolve_backend(backend: str) -> str:
+    """``auto``: the C back end (the fast one) when a working C compiler is found, else
+    numba."""
+    if backend == "auto":
+        return "c" if c_compiler_works() else "numba"
+    return backend
 
 
 @dataclass
@@ -35,9 +59,13 @@ class RunResult:
     schedule: Schedule | None
     reducers: dict[str, Any]
     stats: RunStats
+    # the returned value of a task that returns one (None for a spawn/reduce task)
+    result: Any = None
+    has_result: bool = False
 
     def to_json(self) -> dict[str, Any]:
         stats = self.stats.to_json()
+        extra = {"result": np.asarray(self.result).item()} if self.has_result else {}
         return {
             "task": self.task,
             "args": [np.asarray(a).item() for a in self.args],
@@ -48,6 +76,7 @@ class RunResult:
             or self.schedule.block_size >= UNBOUNDED else self.schedule.block_size,
             "reexp_threshold": None if self.schedule is None else self.schedule.reexp_threshold,
             "reducers": {k: np.asarray(v).item() for k, v in self.reducers.items()},
+            **extra,
             "stats": stats,
         }
 
@@ -64,6 +93,56 @@ def get_program(path: str | Path) -> ir.Program:
     return _cached_program(str(p.resolve()), p.stat().st_mtime)
 
 
+@functools.lru_cache(maxsize=32)
+def _program_of_source(name: str, text: str, namespace: Any) -> ir.Program:
+    from revec.frontend import load_program_source
+
+    return load_program_source(name, text, namespace)
+
+
+def task_program(fn: Any) -> ir.Program:
+    """The checked program of a live :class:`revec.lang.Task` (imported module, script or
+    notebook cell): its file's source through ``inspect``/``linecache``, its globals as
+    the module.  Cached per (file, source text, module), so a compiled task is reused
+    until its source changes."""
+    import inspect
+    import linecache
+
+    code = getattr(fn.fn, "__code__", None)
+    filename = code.co_filename if code is not None else inspect.getsourcefile(fn.fn)
+    if not filename:
+        raise RevecError(f"the source of task '{fn.__name__}' cannot be found")
+    linecache.checkcache(filename)
+    text = "".join(linecache.getlines(filename, fn.fn.__globals__))
+    if not text:
+        raise RevecError(f"the source of task '{fn.__name__}' ({filename}) cannot be found; "
+                         "define it in a file, or register exec'd source in linecache")
+    g = fn.fn.__globals__
+    module = sys.modules.get(g.get("__name__", ""))
+    if module is None or module.__dict__ is not g:
+        module = _LiveModule(g)
+    return _program_of_source(filename, text, module)
+
+
+class _LiveModule:
+    """A module-like view of a globals dict (``__dict__`` is that dict)."""
+
+    def __init__(self, g: dict[str, Any]) -> None:
+        self.__dict__ = g
+
+    def __hash__(self) -> int:
+        return id(self.__dict__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _LiveModule) and other.__dict__ is self.__dict__
+
+
+def run_task(fn: Any, args: tuple[Any, ...], **options: Any) -> RunResult:
+    """``task.run(*args, **options)``: see :meth:`revec.lang.Task.run`."""
+    program = task_program(fn)
+    return run_loaded(program, fn.__name__, args, **options)
+
+
 def root_args(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
               ) -> tuple[Any, ...]:
     """Root arguments converted (and range-checked) to the task's parameter types;
@@ -71,7 +150,8 @@ def root_args(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
     if task not in program.tasks:
         names = ", ".join(sorted(program.tasks))
         raise RevecError(f"no task '{task}' in {program.path} (tasks: {names})")
-    params = program.tasks[task].params
+    params = program.tasks[task].user_params
+    hidden = [p for p in program.tasks[task].params if p.hidden]
     if len(args) > len(params):
         raise RevecError(f"task '{task}' takes {len(params)} argument(s), got {len(args)}")
     out = []
@@ -84,6 +164,7 @@ def root_args(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
             raise RevecError(f"task '{task}' needs argument '{p.name}' "
                              f"({len(params)} argument(s): "
                              f"{', '.join(q.name for q in params)})")
+    out += [arg_value(p, str(p.default)) for p in hidden]
     return tuple(out)
 
 
@@ -99,6 +180,7 @@ def compiled_task(program: ir.Program, task: str, backend: str,
     numba back end has the scalar split only."""
     if compaction is not None and compaction not in COMPACTIONS:
         raise RevecError(f"unknown compaction {compaction!r}; expected one of {COMPACTIONS}")
+    backend = resolve_backend(backend)
     if backend == "numba" and compaction == "table":
         raise RevecError("the numba back end has no table-driven split yet; "
                          "use --backend c or compaction='scalar'")
@@ -117,11 +199,12 @@ def compiled_task(program: ir.Program, task: str, backend: str,
 
 
 def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = (), *,
-                variant: str = "reexp", backend: str = "numba",
+                variant: str = "reexp", backend: str = "auto",
                 block_size: int | None = None, reexp_threshold: int | None = None,
                 simd_width: int | None = None, max_memory: int | None = None,
                 compaction: str | None = None) -> RunResult:
-    """Run a task program.  ``max_memory``: bytes of thread frames the run may hold
+    """Run a task program (``backend="auto"``: C if a working compiler is found, else
+    numba).  ``max_memory``: bytes of thread frames the run may hold
     (default: half of the machine's memory; 0: no limit); a run that would need more
     stops with :class:`revec.runtime.memory.MemoryBudgetError`."""
     program = get_program(path)
@@ -131,7 +214,7 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
 
 
 def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any] = (), *,
-               variant: str = "reexp", backend: str = "numba",
+               variant: str = "reexp", backend: str = "auto",
                block_size: int | None = None, reexp_threshold: int | None = None,
                simd_width: int | None = None, max_memory: int | None = None,
                compaction: str | None = None) -> RunResult:
@@ -139,12 +222,29 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     rargs = root_args(program, task, args)
     if variant == "seq":
-        reducers, stats = run_sequential(program, task, rargs)
-        return RunResult(task, rargs, variant, "python", None, reducers, stats)
+        reducers, stats = run_sequential(program, task, rargs[:len(
+            program.tasks[task].user_params)])
+        return _result(program, RunResult(task, rargs, variant, "python", None, reducers,
+                                           stats))
+    backend = resolve_backend(backend)
     schedule = Schedule.make(variant, block_size, reexp_threshold, simd_width)
     runner = compiled_task(program, task, backend, compaction)
     budget = default_budget() if max_memory is None else max_memory
     if budget < 0:
         raise RevecError(f"max_memory must not be negative, got {budget}")
     reducers, stats = runner.run(rargs, schedule, budget)
-    return RunResult(task, rargs, variant, backend, schedule, reducers, stats)
+    return _result(program, RunResult(task, rargs, variant, backend, schedule, reducers,
+                                      stats))
+
+
+def _result(program: ir.Program, res: RunResult) -> RunResult:
+    """Move a value-returning task's result out of the reducers; hide the hidden ones
+    and the hidden frame fields from the arguments."""
+    t = program.tasks[res.task]
+    res.args = res.args[:len(t.user_params)]
+    if t.result is not None:
+        res.result = res.reducers[t.result]
+        res.has_result = True
+    res.reducers = {k: v for k, v in res.reducers.items()
+                    if k in program.reducers and not program.reducers[k].hidden}
+    return res

@@ -143,6 +143,17 @@ class LibCall(Expr):
 
 
 @dataclass(frozen=True)
+class Recur(Expr):
+    """A call of the task itself whose value is used (``fib(n - 1) + fib(n - 2)``);
+    ``ty`` is the task's result type, ``args`` are converted to the parameter types.
+    Only a value-returning task (``TaskDef.result_ty``) holds these; the pass
+    :mod:`revec.transforms.returns` turns them into spawns and reductions, so the
+    schedules and back ends never see one."""
+
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class MathCall(Expr):
     """A numpy/builtin math function: sqrt exp log sin cos floor ceil abs minimum maximum."""
 
@@ -238,6 +249,9 @@ class Param:
     loc: SourceLoc
     default: Any = None
     has_default: bool = False
+    # a frame field added by a pass (a path weight or path sum), not a user argument;
+    # the root gets ``default``
+    hidden: bool = False
 
 
 @dataclass(frozen=True)
@@ -246,6 +260,7 @@ class ReducerDecl:
     dtype: DType
     op: str  # sum / min / max
     loc: SourceLoc
+    hidden: bool = False  # added by a pass (a task's result), not a module-level Reducer
 
     def identity(self) -> int | float | bool:
         if self.op == "sum":
@@ -268,6 +283,19 @@ class TaskDef:
     inductive: tuple[Stmt, ...]
     max_spawns: int | None  # static bound on spawns per task, None if data-dependent
     loc: SourceLoc
+    # statements before the is-base test (locals both cases may use); removed by
+    # revec.transforms.prologue before the schedules see the task
+    prologue: tuple[Stmt, ...] = ()
+    # a value-returning task: its result type while ``Return``s carry values and
+    # ``Recur``s appear; revec.transforms.returns then sets ``result`` to the hidden
+    # reducer that holds the root's returned value
+    result_ty: Ty | None = None
+    result: str | None = None
+
+    @property
+    def user_params(self) -> tuple[Param, ...]:
+        """The parameters a caller passes (without the hidden frame fields)."""
+        return tuple(p for p in self.params if not p.hidden)
 
 
 @dataclass(frozen=True)
@@ -311,4 +339,41 @@ def _children(e: Expr) -> list[Expr]:
             out.append(v)
         elif isinstance(v, tuple):
             out += [x for x in v if isinstance(x, Expr)]
+    return out
+
+
+def spawn_bound(stmts: tuple[Stmt, ...] | list[Stmt]) -> int | None:
+    """Upper bound on the spawns one task executes, or None when data-dependent."""
+    total = 0
+    for s in stmts:
+        match s:
+            case Spawn():
+                total += 1
+            case If(then=then, orelse=orelse):
+                a, b = spawn_bound(then), spawn_bound(orelse)
+                if a is None or b is None:
+                    return None
+                total += max(a, b)
+            case For(start=start, stop=stop, step=step, body=body):
+                inner = spawn_bound(body)
+                if inner is None:
+                    return None
+                if inner:
+                    if not (isinstance(start, Const) and isinstance(stop, Const)
+                            and isinstance(step, Const)):
+                        return None
+                    trips = len(range(int(start.value), int(stop.value), int(step.value)))
+                    total += trips * inner
+            case While(body=body):
+                inner = spawn_bound(body)
+                if inner is None or inner:
+                    return None
+    return total
+
+
+def walk_exprs(e: Expr) -> list[Expr]:
+    """``e`` and every expression inside it (preorder)."""
+    out = [e]
+    for c in _children(e):
+        out += walk_exprs(c)
     return out

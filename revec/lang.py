@@ -80,7 +80,7 @@ class Reducer:
 class Task:
     """A task function.  Calling it runs the sequential reference semantics."""
 
-    def __init__(self, fn: Callable[..., None]) -> None:
+    def __init__(self, fn: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fn)
         self.fn = fn
         sig = inspect.signature(fn)
@@ -91,14 +91,36 @@ class Task:
         self.defaults = {
             name: p.default for name, p in sig.parameters.items() if p.default is not p.empty
         }
+        try:
+            self.result_type: type[np.generic] | None = SCALAR_TYPES.get(sig.return_annotation)
+        except TypeError:  # an unhashable annotation
+            self.result_type = None
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any) -> Any:
+        """The sequential reference: plain Python recursion on numpy scalars (a result
+        takes the annotated result type, with wraparound)."""
         conv = [a if t is None else to_scalar(a, t) for a, t in zip(args, self.param_types)]
         with np.errstate(all="ignore"):
-            self.fn(*conv)
+            value = self.fn(*conv)
+        if value is not None and self.result_type is not None:
+            return to_scalar(value, self.result_type)
+        return value
+
+    def run(self, *args: Any, variant: str = "reexp", backend: str = "auto",
+            block_size: int | None = None, reexp_threshold: int | None = None,
+            simd_width: int | None = None, max_memory: int | None = None,
+            compaction: str | None = None) -> Any:
+        """Compile this task (cached per function source and back end) and run it:
+        ``fib.run(30, variant="reexp", backend="c", block_size=4096)``.  Returns a
+        :class:`revec.api.RunResult` (``.result``, ``.reducers``, ``.stats``)."""
+        from revec.api import run_task
+
+        return run_task(self, args, variant=variant, backend=backend,
+                        block_size=block_size, reexp_threshold=reexp_threshold,
+                        simd_width=simd_width, max_memory=max_memory, compaction=compaction)
 
 
-def task(fn: Callable[..., None]) -> Task:
+def task(fn: Callable[..., Any]) -> Task:
     """Mark a function as a task of the spawn language."""
     return Task(fn)
 

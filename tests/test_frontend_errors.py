@@ -58,7 +58,7 @@ def f(n: np.int32):
         return n
     else:
         spawn(f, n - 1)
-""", "a task cannot return a value", 9, 16),
+""", "this task returns a value: it recurses by using its own calls' results", 11, 9),
     ("plain_recursion", """
 @task
 def f(n: np.int32):

@@ -438,7 +438,8 @@ class CModuleGen:
         decl = self.program.reducers[r]
         if decl.op != "sum" or ty.kind != "i" or ty.dtype.itemsize != 8 \
                 or v.ty.kind not in "iu" or v.ty.dtype.itemsize > 2 \
-                or name not in {p.name for p in self.bp.columns}:
+                or name not in {p.name for p in self.bp.columns} \
+                or name in self.bp.uniform:  # a level-uniform field has no base column
             return None
         return ["    for (int64_t j0 = 0; j0 < nb; j0 += INT64_C(1) << 20) {",
                 "        int64_t j1 = nb - j0 < (INT64_C(1) << 20) ? nb : j0 + (INT64_C(1) << 20);",

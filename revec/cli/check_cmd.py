@@ -16,9 +16,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     program = load_program(args.file)
     for t in program.tasks.values():
-        params = ", ".join(f"{p.name}: {p.ty}" for p in t.params)
+        params = ", ".join(f"{p.name}: {p.ty}" for p in t.user_params)
         bound = "data-dependent" if t.max_spawns is None else str(t.max_spawns)
-        print(f"{args.file}: task {t.name}({params}): ok (spawns per task: {bound})")
+        returns = ""
+        if t.result is not None:
+            decl = program.reducers[t.result]
+            how = "sum" if decl.op == "sum" else f"{decl.op} over path sums"
+            derived = [p.name for p in t.params if p.hidden]
+            returns = (f" -> {decl.dtype.name} (derived: a {how} reducer"
+                       + (f", frame field {derived[0]}" if derived else "") + ")")
+        print(f"{args.file}: task {t.name}({params}){returns}: ok (spawns per task: {bound})")
     for r in program.reducers.values():
-        print(f"{args.file}: reducer {r.name}: {r.dtype.name} {r.op}")
+        if not r.hidden:
+            print(f"{args.file}: reducer {r.name}: {r.dtype.name} {r.op}")
     return 0

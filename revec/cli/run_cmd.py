@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from revec import ir
-from revec.api import BACKENDS, COMPACTIONS, VARIANTS, run_program
+from revec.api import BACKENDS, COMPACTIONS, VARIANTS, resolve_backend, run_program
 from revec.cli.common import announce_slow, print_json, warn
 from revec.errors import RevecError
 from revec.runtime.memory import parse_size
@@ -29,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("args", nargs="*", help="root arguments (defaults fill the rest)")
     p.add_argument("--variant", choices=VARIANTS, default="reexp")
     p.add_argument("--backend", choices=BACKENDS, default=None,
-                   help="numba (default) or c; the seq variant is the plain Python program "
-                        "and takes no back end")
+                   help="auto (default): C when a working C compiler is found, else numba; "
+                        "the seq variant is the plain Python program and takes no back end")
     p.add_argument("--block-size", type=positive, default=None, metavar="B")
     p.add_argument("--reexp-threshold", type=positive, default=None, metavar="R")
     p.add_argument("--simd-width", type=positive, default=None, metavar="P")
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.variant != "seq":
         _compile(args)
     result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
-                         backend=args.backend or "numba", block_size=args.block_size,
+                         backend=args.backend or "auto", block_size=args.block_size,
                          reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
                          max_memory=None if args.max_memory is None
                          else parse_size(args.max_memory),
@@ -75,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_json())
         return 0
+    if result.has_result:
+        print(f"result = {result.result}")
     for name, value in result.reducers.items():
         print(f"{name} = {value}")
     s = result.stats
@@ -84,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
     sch = result.schedule
     assert sch is not None
     shown_b = "unbounded" if sch.block_size >= UNBOUNDED else str(sch.block_size)
-    print(f"variant {result.variant} on {result.backend}: B={shown_b} "
+    chosen = ("" if args.backend not in (None, "auto") else
+              " (--backend auto: a working C compiler was found)" if result.backend == "c"
+              else " (--backend auto: no working C compiler, so numba)")
+    print(f"variant {result.variant} on {result.backend}{chosen}: B={shown_b} "
           f"R={sch.reexp_threshold} P={sch.simd_width}")
     print(f"tasks {s.tasks}  leaves {s.leaves}  levels {s.levels}  blocks {s.blocks}")
     print(f"SIMD utilization {s.utilization:.4f}  re-expansions {s.reexpansions}  "
@@ -118,7 +123,7 @@ def _compile(args: argparse.Namespace) -> None:
     program = get_program(args.file)
     if args.task not in program.tasks:
         return  # run_program names the tasks
-    backend = args.backend or "numba"
+    backend = resolve_backend(args.backend or "auto")
     with announce_slow(f"compiling {args.file} task {args.task} for the {backend} back end "
                        "(once; later runs load it from the cache) ..."):
         compiled_task(program, args.task, backend, args.compaction)

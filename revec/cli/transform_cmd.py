@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="create the output's missing parent directories")
     p.add_argument("--backend", choices=("numba", "c"), default="numba")
     p.add_argument("--task", help="only this task (default: every task of the file)")
+    p.add_argument("--spawn-form", action="store_true",
+                   help="write the checked task in the spawn/reduce language instead (what "
+                        "revec derived from return values and prologues), as readable Python")
     p.set_defaults(func=run)
 
 
@@ -47,7 +50,12 @@ def run(args: argparse.Namespace) -> int:
         if t not in program.tasks:
             raise RevecError(f"no task '{t}' in {args.file}")
     # generate everything before writing anything: no half-written output
-    outputs = [(t, *generate(program, t, args.backend)) for t in tasks]
+    if args.spawn_form:
+        from revec.transforms.show import show_task
+
+        outputs = [(t, ".py", show_task(program, t)) for t in tasks]
+    else:
+        outputs = [(t, *generate(program, t, args.backend)) for t in tasks]
     if args.output is None:
         for _, _, text in outputs:
             sys.stdout.write(text)

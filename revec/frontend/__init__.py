@@ -7,6 +7,7 @@ lowers every ``@task`` function (and the helpers they call) to the typed IR.
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import libcst as cst
@@ -15,10 +16,12 @@ import numpy as np
 from revec import ir
 from revec.errors import RevecError, SourceLoc
 from revec.frontend.lower import FunctionLowerer, ProgramContext, scalar_type_of
-from revec.frontend.source import ParsedSource, load_module, read_source
+from revec.frontend.source import ParsedSource, load_module, parse_source, read_source
 from revec.lang import REDUCER_OPS, Reducer, Task
+from revec.transforms.prologue import inline_prologues
+from revec.transforms.returns import convert_returns
 
-__all__ = ["load_program"]
+__all__ = ["load_program", "load_program_source"]
 
 
 def _is_reducer_call(node: cst.BaseExpression) -> bool:
@@ -53,6 +56,7 @@ RECURSION_LIMIT = 12_000
 
 
 def load_program(path: str | Path) -> ir.Program:
+    """Check a program file: its module level is executed once (a fresh module)."""
     import sys
 
     old = sys.getrecursionlimit()
@@ -70,6 +74,19 @@ def load_program(path: str | Path) -> ir.Program:
 def _load_program(path: str | Path) -> ir.Program:
     src = read_source(path)
     _static_reducer_checks(src)
+    return _load(src, None)
+
+
+def load_program_source(name: str, text: str, namespace: types.ModuleType) -> ir.Program:
+    """Check a program whose module is already live (a task imported from a package,
+    defined in a script or in a notebook cell): ``text`` is its source (from
+    ``inspect``/``linecache``), ``namespace`` its globals; nothing is executed."""
+    src = parse_source(name, text)
+    _static_reducer_checks(src)
+    return _load(src, namespace)
+
+
+def _load(src: ParsedSource, live: types.ModuleType | None) -> ir.Program:
     functions: dict[str, cst.FunctionDef] = {}
     reducer_nodes: dict[str, cst.CSTNode] = {}
     for stmt in src.module.body:
@@ -81,7 +98,7 @@ def _load_program(path: str | Path) -> ir.Program:
                         and len(part.targets) == 1
                         and isinstance(part.targets[0].target, cst.Name)):
                     reducer_nodes[part.targets[0].target.value] = part
-    module = load_module(src)
+    module = load_module(src) if live is None else live
     g = module.__dict__
     reducers: dict[str, ir.ReducerDecl] = {}
     _reject_reducer_aliases(src, g, reducer_nodes)
@@ -102,8 +119,40 @@ def _load_program(path: str | Path) -> ir.Program:
                              "use 'from revec import task'", src.loc(fdef))
     if not tasks:
         raise RevecError("no @task function in this file", src.at(1, 1))
-    return ir.Program(str(src.path), src.text, tasks, ctx.helpers, reducers, ctx.arrays,
-                      tuple(sorted(ctx.libs)), module)
+    program = ir.Program(str(src.path), src.text, tasks, _used_helpers(tasks, ctx.helpers),
+                         reducers, ctx.arrays, tuple(sorted(ctx.libs)), module)
+    # the forms people write -> the plain task form (shared with every front end)
+    return inline_prologues(convert_returns(program))
+
+
+def _used_helpers(tasks: dict[str, ir.TaskDef], helpers: dict[str, ir.HelperDef]
+                  ) -> dict[str, ir.HelperDef]:
+    """The helpers (specializations) the final IR calls; lowering may have made others
+    while the local types were still settling."""
+    used: set[str] = set()
+    todo: list[ir.Stmt] = []
+    for t in tasks.values():
+        todo += [*t.prologue, *t.base, *t.inductive, ir.ExprStmt(t.loc, t.is_base)]
+    while todo:
+        s = todo.pop()
+        for e in _exprs_of(s):
+            for x in ir.walk_exprs(e):
+                if isinstance(x, ir.Call) and x.func not in used and x.func in helpers:
+                    used.add(x.func)
+                    todo += list(helpers[x.func].body)
+        for attr in ("then", "orelse", "body"):
+            todo += list(getattr(s, attr, ()))
+    return {k: h for k, h in helpers.items() if k in used}
+
+
+def _exprs_of(s: ir.Stmt) -> list[ir.Expr]:
+    out: list[ir.Expr] = []
+    for v in vars(s).values():
+        if isinstance(v, ir.Expr):
+            out.append(v)
+        elif isinstance(v, tuple):
+            out += [x for x in v if isinstance(x, ir.Expr)]
+    return out
 
 
 def _reject_reducer_aliases(src: ParsedSource, g: dict[str, object],

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import libcst as cst
+import libcst.matchers as cstm
 import numpy as np
 
 from revec import ir
@@ -75,6 +76,11 @@ def scalar_type_of(value: Any) -> type[np.generic] | None:
         return None
 
 
+def strong(ty: Ty) -> Ty:
+    """The numpy type a Python scalar of ``ty`` stands for (int -> int64, float -> float64)."""
+    return Ty(ty.dtype) if ty.weak else ty
+
+
 def param_ty(value: Any) -> Ty | None:
     t = scalar_type_of(value)
     return None if t is None else Ty(np.dtype(t))
@@ -102,21 +108,49 @@ class ProgramContext:
     def globals(self) -> dict[str, Any]:
         return self.module.__dict__
 
-    def lower_helper(self, name: str, node: cst.CSTNode) -> ir.HelperDef:
-        if name in self.helpers:
-            return self.helpers[name]
+    def lower_helper(self, name: str, node: cst.CSTNode,
+                     arg_tys: tuple[Ty, ...] = ()) -> ir.HelperDef:
+        """The helper ``name`` for a call with arguments of ``arg_tys``.  A helper with
+        unannotated parameters is specialized per distinct signature of its call sites
+        (their types, Python scalars taken as int64/float64/bool), as numba does."""
         if name in self.helper_stack:
             self.error(f"helper '{name}' is recursive: helpers cannot recurse "
                        "(only tasks recurse, through spawn)", node)
         fdef = self.functions.get(name)
         if fdef is None:
             self.error(f"'{name}' is not a module-level function of this file", node)
+        params = fdef.params.params
+        inferred = any(p.annotation is None for p in params)
+        key = name
+        sig: tuple[Ty, ...] | None = None
+        if inferred and len(arg_tys) == len(params):
+            sig = tuple(strong(t) for t in arg_tys)
+            if any(t.dtype not in ir.SUPPORTED_DTYPES for t in sig):
+                self.error(f"an argument of '{name}' has a type revec does not support", node)
+            key = name + "__" + "_".join(
+                t.dtype.name for p, t in zip(params, sig) if p.annotation is None)
+        if key in self.helpers:
+            return self.helpers[key]
         self.helper_stack.append(name)
         try:
-            helper = FunctionLowerer(self, fdef, kind="helper").lower_helper()
+            lowerer = FunctionLowerer(self, fdef, kind="helper")
+            lowerer.arg_tys = sig
+            try:
+                helper = lowerer.lower_helper()
+            except RevecError as err:
+                if sig is None or err.loc is None:
+                    raise
+                where = f"{err.loc.line}:{err.loc.col}"
+                types_ = ", ".join(f"{p.name.value}: {t}" for p, t in zip(params, sig))
+                self.error(f"helper '{name}' called with ({types_}) does not type-check: "
+                           f"{err.message} (at line {where})", node)
         finally:
             self.helper_stack.pop()
-        self.helpers[name] = helper
+        if key != name:
+            import dataclasses
+
+            helper = dataclasses.replace(helper, name=key)
+        self.helpers[key] = helper
         return helper
 
 
@@ -135,6 +169,14 @@ class FunctionLowerer:
         self.section = "base"  # base / inductive / helper
         self.returns: list[tuple[Ty, ...]] = []
         self.result_tys: tuple[Ty, ...] | None = None
+        # a task that returns a value: its result type (annotated, or inferred from its
+        # returns to a fixpoint) and whether it is annotated
+        self.returns_value = False
+        self.result_ty: Ty | None = None
+        self.result_annotated = False
+        self.task_returns: list[Ty] = []
+        # helpers: the argument types of the call being specialized (None: annotated)
+        self.arg_tys: tuple[Ty, ...] | None = None
 
     # ------------------------------------------------------------------ helpers
     def error(self, message: str, node: cst.CSTNode) -> NoReturn:
@@ -161,8 +203,11 @@ class FunctionLowerer:
         task_obj = self.ctx.globals().get(self.name)
         defaults = task_obj.defaults if isinstance(task_obj, Task) else {}
         out = []
-        for prm in p.params:
+        for i, prm in enumerate(p.params):
             pname = prm.name.value
+            if prm.annotation is None and self.kind == "helper" and self.arg_tys is not None:
+                out.append(ir.Param(pname, strong(self.arg_tys[i]), self.loc(prm)))
+                continue
             if prm.annotation is None:
                 self.error(f"parameter '{pname}' has no type annotation; annotate it with a "
                            "numpy scalar type such as np.int32 (or int/float/bool)", prm)
@@ -238,24 +283,49 @@ class FunctionLowerer:
         if self.fdef.returns is not None:
             ann = self.fdef.returns.annotation
             if not (isinstance(ann, cst.Name) and ann.value == "None"):
-                self.error("a task cannot return a value", self.fdef.returns)
+                ty = param_ty(self.eval_annotation(ann))
+                if ty is None or ty.kind not in "iuf":
+                    text = self.ctx.src.module.code_for_node(ann)
+                    self.error(f"a task's result type must be an integer or floating numpy "
+                               f"scalar type (np.int64, np.float64, int, float, ...), not "
+                               f"'{text}'", ann)
+                self.result_ty, self.result_annotated = ty, True
         body = self.body_statements(self.fdef)
-        cond_node, base_nodes, ind_nodes = self.split_task_body(body)
+        self.returns_value = self.result_annotated or any(
+            isinstance(r, cst.Return) and r.value is not None
+            for r in cstm.findall(self.fdef.body, cstm.Return()))
+        pro_nodes, cond_node, base_nodes, ind_nodes = self.split_task_body(body)
 
-        def lower_all() -> tuple[ir.Expr, tuple[ir.Stmt, ...], tuple[ir.Stmt, ...]]:
+        def lower_all() -> tuple[tuple[ir.Stmt, ...], ir.Expr, tuple[ir.Stmt, ...],
+                                 tuple[ir.Stmt, ...]]:
             self.env = {p.name: p.ty for p in self.params} | {
                 k: v for k, v in self.env.items() if k not in {p.name for p in self.params}}
+            self.task_returns = []
+            self.section = "prologue"
+            pro = self.block(pro_nodes)
             cond = self.condition(cond_node)
             self.section = "base"
             base = self.block(base_nodes)
             self.section = "inductive"
             ind = self.block(ind_nodes)
-            return cond, base, ind
+            if self.returns_value and not self.result_annotated and self.task_returns:
+                guess = self.task_returns[0]
+                for t in self.task_returns[1:]:
+                    guess = join(guess, t)
+                guess = strong(guess)
+                if guess.kind not in "iuf":
+                    self.error(f"this task returns {guess} values; a task's result must be "
+                               "an integer or floating value", self.fdef)
+                if guess != self.result_ty:
+                    self.result_ty = guess
+                    self.changed = True
+            return pro, cond, base, ind
 
-        cond, base, ind = self.fixpoint(lower_all)
+        pro, cond, base, ind = self.fixpoint(lower_all)
         locals_ = {k: v for k, v in self.env.items() if k not in {p.name for p in self.params}}
         return ir.TaskDef(self.name, self.params, locals_, cond, base, ind,
-                          spawn_bound(ind), self.loc(self.fdef))
+                          spawn_bound(ind), self.loc(self.fdef), prologue=pro,
+                          result_ty=self.result_ty if self.returns_value else None)
 
     def body_statements(self, fdef: cst.FunctionDef) -> list[cst.CSTNode]:
         if not isinstance(fdef.body, cst.IndentedBlock):
@@ -266,31 +336,39 @@ class FunctionLowerer:
         return stmts
 
     def split_task_body(self, stmts: list[cst.CSTNode]
-                        ) -> tuple[cst.BaseExpression, Sequence[cst.CSTNode],
-                                   Sequence[cst.CSTNode]]:
+                        ) -> tuple[Sequence[cst.CSTNode], cst.BaseExpression,
+                                   Sequence[cst.CSTNode], Sequence[cst.CSTNode]]:
+        """(prologue, is-base test, base case, inductive case).  The is-base ``if`` is
+        the first top-level ``if`` whose body ends with ``return`` or that has an
+        ``else`` and ends the function; statements before it are the prologue."""
         for node in stmts:
             for part in (node.body if isinstance(node, cst.SimpleStatementLine) else [node]):
                 for kind, message in FORBIDDEN_STMTS.items():
                     if isinstance(part, kind):
                         self.error(message, part)
         shape = ("a task body must be 'if <is-base>: <base case> else: <inductive case>' "
-                 "(or 'if <is-base>: <base case>; return' followed by the inductive case)")
-        if not stmts or not isinstance(stmts[0], cst.If):
+                 "(or 'if <is-base>: <base case>; return' followed by the inductive case), "
+                 "optionally after statements without spawns (the prologue)")
+        at = None
+        for i, node in enumerate(stmts):
+            if isinstance(node, cst.If):
+                body = list(block_body(node.body))
+                if (node.orelse is None and body and ends_with_return(body[-1])) or (
+                        node.orelse is not None and i == len(stmts) - 1):
+                    at = i
+                    break
+        if at is None:
             self.error(shape, stmts[0] if stmts else self.fdef)
-        first = stmts[0]
+        first = stmts[at]
         assert isinstance(first, cst.If)
+        prologue = stmts[:at]
         base = list(block_body(first.body))
         if first.orelse is not None:
-            if len(stmts) > 1:
-                self.error("statements after the 'if <is-base>: ... else: ...' are not allowed; "
-                           + shape, stmts[1])
             orelse = first.orelse
             ind: Sequence[cst.CSTNode] = (
                 [orelse] if isinstance(orelse, cst.If) else list(block_body(orelse.body)))
-            return first.test, base, ind
-        if not base or not ends_with_return(base[-1]):
-            self.error(shape, first)
-        return first.test, base, stmts[1:]
+            return prologue, first.test, base, ind
+        return prologue, first.test, base, stmts[at + 1:]
 
     # ------------------------------------------------------------------ helpers (functions)
     def lower_helper(self) -> ir.HelperDef:
@@ -406,9 +484,22 @@ class FunctionLowerer:
     def return_stmt(self, node: cst.CSTNode, value: cst.BaseExpression | None) -> ir.Stmt:
         loc = self.loc(node)
         if self.kind == "task":
-            if value is not None:
-                self.error("a task cannot return a value (results go through reduce)", value)
-            return ir.Return(loc)
+            if self.section == "prologue":
+                self.error("return before the is-base test: the prologue (statements "
+                           "before 'if <is-base>:') cannot return", node)
+            if not self.returns_value:
+                return ir.Return(loc)
+            if value is None:
+                self.error("this task returns a value: every 'return' needs one", node)
+            val = self.expr(value)
+            if val.ty.kind not in "iuf" or self.result_ty is None:
+                self.task_returns.append(val.ty)
+                if val.ty.kind not in "iuf":
+                    self.error(f"a task's result must be an integer or floating value, "
+                               f"not {val.ty}", value)
+                return ir.Return(loc, (val,))
+            self.task_returns.append(val.ty)
+            return ir.Return(loc, (self.convert(val, self.result_ty, value),))
         if value is None:
             self.returns.append(())
             return ir.Return(loc)
@@ -515,6 +606,12 @@ class FunctionLowerer:
             self.error("helpers cannot spawn: only the inductive case of a task spawns", call)
         if self.section == "base":
             self.error("spawn in the base case: the base case must not spawn", call)
+        if self.section == "prologue":
+            self.error("spawn before the is-base test: the prologue (statements before "
+                       "'if <is-base>:') cannot spawn", call)
+        if self.returns_value:
+            self.error(f"this task returns a value: it recurses by using its own calls' "
+                       f"results (e.g. return {self.name}(...) + ...), not by spawn", call)
         if not call.args:
             self.error("spawn needs the task to spawn as its first argument", call)
         for a in call.args:
@@ -537,6 +634,10 @@ class FunctionLowerer:
     def reduce(self, call: cst.Call) -> ir.Stmt:
         if self.section == "helper":
             self.error("helpers cannot reduce: only tasks fold into reducers", call)
+        if self.section == "prologue":
+            self.error("reduce before the is-base test: the prologue (statements before "
+                       "'if <is-base>:') cannot reduce; reduce in the base or inductive case",
+                       call)
         if len(call.args) != 2 or any(a.keyword is not None or a.star for a in call.args):
             self.error("reduce takes two arguments: reduce(REDUCER, value)", call)
         rnode = call.args[0].value
@@ -780,6 +881,8 @@ class FunctionLowerer:
                 self.error(f"the value of {fname}(...) cannot be used: call it as a statement",
                            node)
             if isinstance(target, Task):
+                if fname == self.name and self.kind == "task" and self.returns_value:
+                    return self.recur(node)
                 if fname == self.name:
                     self.error(f"recursion by a plain call: use spawn({fname}, ...) to recurse",
                                node)
@@ -824,6 +927,23 @@ class FunctionLowerer:
             self.error(f"call of '{text}' is not allowed in a task", node)
         self.error("only calls of named functions are allowed", node)
 
+    def recur(self, node: cst.Call) -> ir.Expr:
+        """A call of the task itself whose value is used (return-value recursion)."""
+        if self.section == "base":
+            self.error(f"recursive call of '{self.name}' in the base case: the base case "
+                       "must not recurse", node)
+        if self.section == "prologue":
+            self.error(f"recursive call of '{self.name}' before the is-base test: the "
+                       "prologue (statements before 'if <is-base>:') cannot recurse", node)
+        params = self.params
+        if len(node.args) != len(params):
+            self.error(f"{self.name}(...) passes {len(node.args)} argument"
+                       f"{'s' if len(node.args) != 1 else ''}, but {self.name} takes "
+                       f"{len(params)}", node)
+        vals = tuple(self.convert(self.expr(a.value), p.ty, a)
+                     for a, p in zip(node.args, params))
+        return ir.Recur(self.loc(node), self.result_ty or WEAK_INT, vals)
+
     def lib_function(self, target: Any) -> LibFunction | None:
         for lf in LIBRARY.values():
             if target is lf.py:
@@ -855,18 +975,20 @@ class FunctionLowerer:
         return self.convert(args[0], res, node)
 
     def helper_call(self, fname: str, node: cst.Call, allow_tuple: bool) -> ir.Expr:
-        helper = self.ctx.lower_helper(fname, node)
-        if len(node.args) != len(helper.params):
-            self.error(f"{fname}() takes {len(helper.params)} argument(s), "
+        raw = [self.expr(a.value) for a in node.args]
+        fdef = self.ctx.functions[fname]
+        if len(node.args) != len(fdef.params.params):
+            self.error(f"{fname}() takes {len(fdef.params.params)} argument(s), "
                        f"got {len(node.args)}", node)
-        args = tuple(self.convert(self.expr(a.value), p.ty, a)
-                     for a, p in zip(node.args, helper.params))
+        helper = self.ctx.lower_helper(fname, node, tuple(a.ty for a in raw))
+        args = tuple(self.convert(e, p.ty, a)
+                     for e, a, p in zip(raw, node.args, helper.params))
         rt = helper.result_tys
         if not rt and not allow_tuple:
             self.error(f"helper '{fname}' returns no value", node)
         if len(rt) > 1 and not allow_tuple:
             self.error(f"helper '{fname}' returns {len(rt)} values: unpack them", node)
-        return ir.Call(self.loc(node), rt[0] if rt else WEAK_INT, fname, args)
+        return ir.Call(self.loc(node), rt[0] if rt else WEAK_INT, helper.name, args)
 
     def lib_call(self, lib: LibFunction, node: cst.Call, allow_tuple: bool) -> ir.Expr:
         if len(node.args) != len(lib.arg_types):
@@ -905,33 +1027,7 @@ def ends_with_return(node: cst.CSTNode) -> bool:
             and isinstance(node.body[-1], cst.Return))
 
 
-def spawn_bound(stmts: Sequence[ir.Stmt]) -> int | None:
-    """Upper bound on the spawns one task executes, or None when data-dependent."""
-    total = 0
-    for s in stmts:
-        match s:
-            case ir.Spawn():
-                total += 1
-            case ir.If(then=then, orelse=orelse):
-                a, b = spawn_bound(then), spawn_bound(orelse)
-                if a is None or b is None:
-                    return None
-                total += max(a, b)
-            case ir.For(start=start, stop=stop, step=step, body=body):
-                inner = spawn_bound(body)
-                if inner is None:
-                    return None
-                if inner:
-                    if not all(isinstance(x, ir.Const) for x in (start, stop, step)):
-                        return None
-                    trips = len(range(int(start.value), int(stop.value),  # type: ignore[attr-defined]
-                                      int(step.value)))  # type: ignore[attr-defined]
-                    total += trips * inner
-            case ir.While(body=body):
-                inner = spawn_bound(body)
-                if inner is None or inner:
-                    return None
-    return total
+spawn_bound = ir.spawn_bound  # moved to revec.ir (shared with the passes)
 
 
 def check_default(name: str, ty: Ty, value: Any, loc: SourceLoc) -> None:

@@ -49,6 +49,13 @@ def read_source(path: str | Path) -> ParsedSource:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as err:
         fail(f"cannot read {p}: {err}")
+    return parse_source(str(p), text)
+
+
+def parse_source(name: str, text: str) -> ParsedSource:
+    """Parse ``text`` (from a file, or from ``linecache`` for a notebook cell) named
+    ``name`` in messages."""
+    p = name
     lines = text.splitlines()
     code = None
     try:  # Python's own parser gives the best syntax-error positions and messages

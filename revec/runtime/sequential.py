@@ -12,6 +12,8 @@ import threading
 import time
 from typing import Any
 
+import numpy as np
+
 from revec import ir
 from revec.errors import RevecError
 from revec.lang import Reducer, Task
@@ -23,9 +25,12 @@ RECURSION_LIMIT = 1_000_000
 
 def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
                    ) -> tuple[dict[str, Any], RunStats]:
+    """The reducers' values after the plain-Python run; a value-returning task's
+    returned value is under its result reducer's name (``TaskDef.result``)."""
     g = program.module.__dict__
     fn: Task = g[task]
-    reducers: dict[str, Reducer] = {name: g[name] for name in program.reducers}
+    reducers: dict[str, Reducer] = {name: g[name] for name, decl in program.reducers.items()
+                                    if not decl.hidden}
     for r in reducers.values():
         r.reset()
     box: dict[str, Any] = {}
@@ -33,7 +38,7 @@ def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
     def body() -> None:
         try:
             t0 = time.perf_counter()
-            fn(*args)
+            box["value"] = fn(*args)
             box["seconds"] = time.perf_counter() - t0
         except BaseException as err:  # re-raised in the caller's thread
             box["error"] = err
@@ -58,4 +63,8 @@ def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
                              "reach the base case?") from None
         raise err
     values = {name: r.value.item() for name, r in reducers.items()}
+    result = program.tasks[task].result
+    if result is not None:
+        decl = program.reducers[result]
+        values[result] = np.asarray(box["value"]).astype(decl.dtype).item()
     return values, RunStats(seconds=box["seconds"])
