@@ -50,10 +50,11 @@ def load_generated(source: str, stem: str) -> types.ModuleType:
 class NumbaTask:
     """A compiled task: call :meth:`run` with root arguments and a schedule."""
 
-    def __init__(self, program: ir.Program, task: str) -> None:
+    def __init__(self, program: ir.Program, task: str, compaction: str | None = None
+                 ) -> None:
         self.program = program
         self.task = program.tasks[task]
-        self.source = generate_numba_module(program, task)
+        self.source = generate_numba_module(program, task, compaction)
         t0 = time.perf_counter()
         self.module = load_generated(self.source, f"{Path(program.path).stem}_{task}")
         from revec.runtime.numba_scheduler import run_schedule

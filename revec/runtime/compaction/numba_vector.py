@@ -7,6 +7,7 @@ llvmlite IR).  A *step* handles the 32 threads of one kernel step (:data:`LANES`
 
 * ``movemask32(m, i) -> uint32``: bit k = ``m[i + k] != 0`` (one 32-byte load, a vector
   compare and a bitcast of the ``<32 x i1>`` result: ``vpcmpeqb`` + ``vpmovmskb``);
+* ``popcount32(bits) -> int64``;
 * ``copy32(src, i, dst, j)``: ``dst[j:j + 32] = src[i:i + 32]`` as one vector load/store;
 * ``iota32(start, dst, j)``: ``dst[j + k] = start + k`` (int64 ``dst``);
 * ``compress_<isa>(src, i, bits, dst, j) -> int64``: the lanes ``src[i + k]`` whose bit
@@ -328,6 +329,17 @@ def movemask32(typingctx: Any, m: Any, i: Any) -> Any:
         v = _load_vec(context, builder, sig.args[0], args[0], args[1])
         nz = builder.icmp_unsigned("!=", v, ir.Constant(v.type, None))
         return builder.bitcast(nz, _I32)
+
+    return sig, codegen
+
+
+@intrinsic
+def popcount32(typingctx: Any, bits: Any) -> Any:
+    """The number of set bits of a 32-bit mask (``popcnt``), as int64."""
+    sig = types.int64(types.uint32)
+
+    def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
+        return builder.zext(_ctpop(builder, args[0]), _I64)
 
     return sig, codegen
 
