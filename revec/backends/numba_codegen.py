@@ -127,26 +127,30 @@ class NumbaModuleGen:
             strip_final_return(self.bp.inductive))
         if self.loop is not None:
             self.local_counts = False
-        # a side (base / inductive threads) reading three or more columns keeps the arena
-        # index of its threads instead of a copy of each column: one store per thread in
-        # the split instead of one per column (the store port is its bottleneck).
+        # with the scalar split, a side (base / inductive threads) reading three or more
+        # columns keeps the arena index of its threads instead of a copy of each column:
+        # one store per thread instead of one per column (the store port is its
+        # bottleneck).  With the vector steps a column costs one step per 32 threads and
+        # contiguous columns let LLVM vectorize the thread loops (no gathers): copies.
         # Measured: see docs/design.md
         self.by_index = {
             src: sum(p.name in used_vars(side) for p in self.varying) >= 3
+            and self.compaction == "scalar"
             for src, side in (("b_", self.bp.base), ("q_", self.bp.inductive))}
         self.state: list[tuple[str, ir.Ty]] = [] if self.loop is None else (
             loop_state(self.loop, self.varying, self.bp.task.locals)
             + ([("_stop", ir.Ty(np.dtype(np.int64)))] if isinstance(self.loop.loop, ir.For)
                else []))
-        # frame fields the loop only reads: an active thread carries its index instead
-        # and reads them from the block (fewer stores per thread and iteration).
+        # frame fields the loop only reads: with the scalar steps an active thread carries
+        # its index instead and reads them from the block (fewer stores per thread and
+        # iteration); with the vector steps they are carried (contiguous loads).
         # Measured: see docs/design.md
         self.loop_reads: list[str] = []
         if self.loop is not None:
             names = {p.name for p in self.varying}
             written = assigned_names(self.loop.loop.body)
             ro = [n for n, _ in self.state if n in names and n not in written]
-            if len(ro) >= 2:
+            if len(ro) >= 2 and self.compaction == "scalar":
                 self.loop_reads = ro
                 self.state = [("_idx", ir.Ty(np.dtype(np.int64)))] + [
                     x for x in self.state if x[0] not in ro]
