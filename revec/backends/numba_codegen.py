@@ -52,8 +52,8 @@ import numpy as np
 from numba import njit
 
 from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, grow_children
-# vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector
-# {vector_digest}; the compaction variant per lane width: {vector_isas}
+# vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
+# the compaction variant per lane width: {vector_isas}
 from revec.runtime.compaction.numba_vector import (
     compress_avx2, compress_avx512, compress_iota_avx2, compress_iota_avx512,
     compress_iota_scalar, compress_scalar, copy32, iota32, movemask32, popcount32)
@@ -177,7 +177,7 @@ class NumbaModuleGen:
         out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name,
                              itemsizes=sizes, nparams=len(sizes),
                              scratch_columns=self.scratch_columns(),
-                             vector_digest=numba_vector.source_digest(), vector_isas=isas)]
+                             vector_isas=isas)]
         for name in self.arrays:
             a = self.program.arrays[name]
             if self.constant(name):

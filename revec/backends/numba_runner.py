@@ -31,8 +31,12 @@ def cache_dir() -> Path:
 
 
 def load_generated(source: str, stem: str) -> types.ModuleType:
-    """Import generated source from a file named by its hash (numba caches beside it)."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    """Import generated source from a file named by its hash and that of the vector
+    primitives it calls (numba caches beside it, and does not notice a change of the
+    functions a cached function calls)."""
+    from revec.runtime.compaction.numba_vector import source_digest
+
+    digest = hashlib.sha256((source + source_digest()).encode()).hexdigest()[:20]
     name = f"revec_gen_{stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
