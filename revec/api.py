@@ -174,20 +174,16 @@ COMPACTIONS = ("table", "scalar")
 @functools.lru_cache(maxsize=64)
 def compiled_task(program: ir.Program, task: str, backend: str,
                   compaction: str | None = None) -> Any:
-    """The compiled module of a task.  ``compaction`` picks the block split of the C
-    back end: ``table`` (the default: table-driven vector compaction) or ``scalar``
-    (the branch-free scalar loop, for comparisons such as the paper's Fig. 16); the
-    numba back end has the scalar split only."""
+    """The compiled module of a task.  ``compaction`` picks the block split: ``table``
+    (the default: vector compaction steps) or ``scalar`` (branch-free scalar steps, for
+    comparisons such as the paper's Fig. 16)."""
     if compaction is not None and compaction not in COMPACTIONS:
         raise RevecError(f"unknown compaction {compaction!r}; expected one of {COMPACTIONS}")
     backend = resolve_backend(backend)
-    if backend == "numba" and compaction == "table":
-        raise RevecError("the numba back end has no table-driven split yet; "
-                         "use --backend c or compaction='scalar'")
     if backend == "numba":
         from revec.backends.numba_runner import NumbaTask
 
-        return NumbaTask(program, task)
+        return NumbaTask(program, task, compaction)
     if backend == "c":
         try:
             from revec.backends.c_runner import CTask  # type: ignore[import-not-found]

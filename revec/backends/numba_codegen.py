@@ -29,6 +29,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.pyexpr import ExprEmitter, StmtEmitter, np_type, zero_of
+from revec.runtime.compaction import numba_vector
 from revec.transforms.blocking import (
     BlockProgram,
     assigned_names,
@@ -51,6 +52,11 @@ import numpy as np
 from numba import njit
 
 from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, grow_children
+# vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
+# the compaction variant per lane width: {vector_isas}
+from revec.runtime.compaction.numba_vector import (
+    compress_avx2, compress_avx512, compress_iota_avx2, compress_iota_avx512,
+    compress_iota_scalar, compress_scalar, copy32, iota32, movemask32, popcount32)
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
@@ -58,9 +64,13 @@ CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
 ITEMSIZES = np.array({itemsizes}, np.int64)
 # scratch byte columns the kernel keeps after the 3 x {nparams} frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
-# lists per state variable
+# lists per state variable, the vector steps' mask bytes
 SCRATCH_COLUMNS = {scratch_columns}
 '''
+
+# threads per vector step of the kernels (numba_vector.LANES)
+LANES = numba_vector.LANES
+FULL = (1 << LANES) - 1
 
 JIT = '@njit(cache=CACHE, error_model="numpy", nogil=True)'
 KERNEL_JIT = '@njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)'
@@ -80,13 +90,24 @@ def col(name: str) -> str:
     return f"c_{name}"
 
 
+def ux(index: str) -> str:
+    """An array index as uint64: numba then emits no negative-index fix-up (a shift and
+    an add per access that also keeps LLVM from vectorizing the kernel's thread loops);
+    the kernel's own indices into its columns are never negative."""
+    return f"np.uint64({index})"
+
+
 def arr(name: str) -> str:
     return f"a_{name}"
 
 
 class NumbaModuleGen:
-    def __init__(self, program: ir.Program, task: str) -> None:
+    def __init__(self, program: ir.Program, task: str, compaction: str | None = None
+                 ) -> None:
+        """``compaction``: ``table`` / None (the vector compaction steps chosen for the
+        CPU) or ``scalar`` (the branch-free scalar steps everywhere)."""
         self.program = program
+        self.compaction = compaction or "table"
         self.bp: BlockProgram = to_block_program(program, task)
         self.arrays = sorted(program.arrays)
         self.array_args = "".join(f", {arr(a)}" for a in self.arrays)
@@ -106,26 +127,30 @@ class NumbaModuleGen:
             strip_final_return(self.bp.inductive))
         if self.loop is not None:
             self.local_counts = False
-        # a side (base / inductive threads) reading three or more columns keeps the arena
-        # index of its threads instead of a copy of each column: one store per thread in
-        # the split instead of one per column (the store port is its bottleneck).
+        # with the scalar split, a side (base / inductive threads) reading three or more
+        # columns keeps the arena index of its threads instead of a copy of each column:
+        # one store per thread instead of one per column (the store port is its
+        # bottleneck).  With the vector steps a column costs one step per 32 threads and
+        # contiguous columns let LLVM vectorize the thread loops (no gathers): copies.
         # Measured: see docs/design.md
         self.by_index = {
             src: sum(p.name in used_vars(side) for p in self.varying) >= 3
+            and self.compaction == "scalar"
             for src, side in (("b_", self.bp.base), ("q_", self.bp.inductive))}
         self.state: list[tuple[str, ir.Ty]] = [] if self.loop is None else (
             loop_state(self.loop, self.varying, self.bp.task.locals)
             + ([("_stop", ir.Ty(np.dtype(np.int64)))] if isinstance(self.loop.loop, ir.For)
                else []))
-        # frame fields the loop only reads: an active thread carries its index instead
-        # and reads them from the block (fewer stores per thread and iteration).
+        # frame fields the loop only reads: with the scalar steps an active thread carries
+        # its index instead and reads them from the block (fewer stores per thread and
+        # iteration); with the vector steps they are carried (contiguous loads).
         # Measured: see docs/design.md
         self.loop_reads: list[str] = []
         if self.loop is not None:
             names = {p.name for p in self.varying}
             written = assigned_names(self.loop.loop.body)
             ro = [n for n, _ in self.state if n in names and n not in written]
-            if len(ro) >= 2:
+            if len(ro) >= 2 and self.compaction == "scalar":
                 self.loop_reads = ro
                 self.state = [("_idx", ir.Ty(np.dtype(np.int64)))] + [
                     x for x in self.state if x[0] not in ro]
@@ -148,9 +173,11 @@ class NumbaModuleGen:
     def generate(self) -> str:
         sizes = [0 if p.name in self.bp.invariant else p.ty.dtype.itemsize
                  for p in self.bp.fields]
+        isas = ", ".join(f"{w}-bit {self.isa(w)}" for w in (8, 16, 32, 64))
         out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name,
                              itemsizes=sizes, nparams=len(sizes),
-                             scratch_columns=2 + 2 * len(self.state))]
+                             scratch_columns=self.scratch_columns(),
+                             vector_isas=isas)]
         for name in self.arrays:
             a = self.program.arrays[name]
             if self.constant(name):
@@ -228,27 +255,7 @@ class NumbaModuleGen:
         w("    else:")
         w(f"        kused = {bp.max_spawns if bp.max_spawns else 0}")
         w("        j0 = 0")
-        w("        # is-base test over all threads and a branch-free stream compaction of")
-        w("        # the block into its base and its inductive threads (both dense)")
-        w("        nb = 0")
-        w("        ni = 0")
-        w("        for t in range(n):")
-        w("            i = off + t")
-        L += self.load_fields("            ")
-        w(f"            isb = {self.expr(bp.is_base)}")
-        base_used = used_vars(bp.base)
-        ind_used = used_vars(bp.inductive)
-        if self.by_index["b_"]:
-            w("            bi[nb] = i")
-        if self.by_index["q_"]:
-            w("            qi[ni] = i")
-        for p in self.varying:  # only the fields each side reads
-            if p.name in base_used and not self.by_index["b_"]:
-                w(f"            b_{p.name}[nb] = {var(p.name)}")
-            if p.name in ind_used and not self.by_index["q_"]:
-                w(f"            q_{p.name}[ni] = {var(p.name)}")
-        w("            nb += isb")
-        w("            ni += 1 - isb")
+        L += self.split()
         task_locals = bp.task.locals
         w("        # base case over the base threads")
         w("        for j in range(nb):")
@@ -291,6 +298,91 @@ class NumbaModuleGen:
             w("    kcnt[1] = _kc1")
         return "\n".join(L + self.kernel_end())
 
+    def isa(self, width: int) -> str:
+        """The compaction step variant for ``width``-bit lanes."""
+        return "scalar" if self.compaction == "scalar" else numba_vector.isa_for(width)
+
+    def scratch_columns(self) -> int:
+        """Scratch byte columns after the 3 x nparams ones: the base / inductive index lists,
+        two active lists per lock-step state variable, the vector steps' mask bytes."""
+        return 3 + 2 * len(self.state)
+
+    def mask_column(self) -> int:
+        return 3 * len(self.bp.fields) + 2 + 2 * len(self.state)
+
+    def split_moves(self) -> list[tuple[str, str, str]]:
+        """What the split moves per side: (side, what, destination); ``what`` is a frame
+        field or ``""`` for the thread's arena index (a side keeping an index list)."""
+        moves = []
+        for src, side in (("b_", self.bp.base), ("q_", self.bp.inductive)):
+            if self.by_index[src]:
+                moves.append((src, "", f"{src[0]}i"))
+                continue
+            used = used_vars(side)
+            moves += [(src, p.name, f"{src}{p.name}") for p in self.varying if p.name in used]
+        return moves
+
+    def compress(self, what: str, start: str, bits: str, dst: str, j: str) -> str:
+        """One vector compaction step of a column (or of the arena indices)."""
+        if not what:
+            return f"compress_iota_{self.isa(64)}({start}, {bits}, {dst}, {j})"
+        ty = next(p.ty for p in self.bp.fields if p.name == what)
+        isa = self.isa(8 * ty.dtype.itemsize)
+        return f"compress_{isa}({col(what)}, {start}, {bits}, {dst}, {j})"
+
+    def split(self) -> list[str]:
+        """The is-base test and the split of the block into its dense base and inductive
+        threads: 32 threads per vector step (their is-base bytes -> a 32-bit mask, one
+        compaction step per moved column and side; a uniform step is a plain copy), the
+        rest thread by thread (branch-free)."""
+        bp = self.bp
+        moves = self.split_moves()
+        mc = self.mask_column()
+        L = ["        # is-base test over all threads (one vectorizable pass into mask bytes), then",
+             "        # a stream compaction of the block into its base and its inductive threads",
+             "        # (both dense), 32 threads per step",
+             f"        ensure_bytes(cols, {mc}, n + {LANES})",
+             f"        mb = cols[{mc}]",
+             "        for t in range(n):",
+             f"            i = {ux('off + t')}"]
+        L += self.load_fields("            ")
+        L += [f"            mb[t] = {self.expr(bp.is_base)}",
+              "        nb = 0",
+              "        ni = 0",
+              "        t = 0",
+              f"        while t + {LANES} <= n:",
+              "            i0 = off + t",
+              "            bits = movemask32(mb, t)"]
+
+        def copies(side: str, j: str) -> list[str]:
+            return [f"                iota32(i0, {d}, {j})" if not what
+                    else f"                copy32({col(what)}, i0, {d}, {j})"
+                    for s, what, d in moves if s == side]
+
+        L += ["            if bits == 0:  # every thread inductive: plain copies"]
+        L += copies("q_", "ni") + [f"                ni += {LANES}"]
+        L += [f"            elif bits == {FULL}:  # every thread a base case"]
+        L += copies("b_", "nb") + [f"                nb += {LANES}"]
+        L += ["            else:", "                nbits = ~bits"]
+        for side, what, d in moves:
+            if side == "b_":
+                L.append(f"                {self.compress(what, 'i0', 'bits', d, 'nb')}")
+            else:
+                L.append(f"                {self.compress(what, 'i0', 'nbits', d, 'ni')}")
+        L += ["                c = popcount32(bits)", "                nb += c",
+              f"                ni += {LANES} - c",
+              f"            t += {LANES}",
+              "        # the rest thread by thread: a branch-free scalar split",
+              "        while t < n:",
+              "            i = off + t"]
+        L += self.load_fields("            ")
+        L.append(f"            isb = np.int64(mb[{ux('t')}])")
+        for side, what, d in moves:
+            j = "nb" if side == "b_" else "ni"
+            L.append(f"            {d}[{ux(j)}] = {var(what) if what else 'i'}")
+        L += ["            nb += isb", "            ni += 1 - isb", "            t += 1"]
+        return L
+
     def kernel_end(self) -> list[str]:
         """The reducers' accumulators stored back, the block's leaves and spawn count."""
         L = [f"    accs[{8 * i}:{8 * i + r.dtype.itemsize}].view({np_type(ir.Ty(r.dtype))})[0]"
@@ -311,17 +403,23 @@ class NumbaModuleGen:
         bp = self.bp
         loop = shape.loop
         nf = len(bp.fields)
+        mc = self.mask_column()
         L = ["    # inductive case: a loop making one spawn per iteration, in lock step",
-             "    # phase A: the prefix per thread; threads entering the loop -> active list"]
+             "    # phase A: the prefix per thread, its loop state staged at its own slot",
+             "    # (sb_*) with whether it enters the loop (mb); those threads -> the active",
+             "    # list (sa_*) by vector compaction steps",
+             f"    ensure_bytes(cols, {mc}, ni + {LANES})",
+             f"    mb = cols[{mc}]"]
         for e, (name, ty) in enumerate(self.state):
             c = 3 * nf + 2 + 2 * e
-            L += [f"    ensure_bytes(cols, {c}, ni * {ty.dtype.itemsize})",
-                  f"    ensure_bytes(cols, {c + 1}, ni * {ty.dtype.itemsize})",
+            size = ty.dtype.itemsize
+            L += [f"    ensure_bytes(cols, {c}, (ni + {LANES}) * {size})",
+                  f"    ensure_bytes(cols, {c + 1}, (ni + {LANES}) * {size})",
                   f"    sa_{name} = cols[{c}].view({np_type(ty)})",
                   f"    sb_{name} = cols[{c + 1}].view({np_type(ty)})"]
         if isinstance(loop, ir.For):
             L.append("    v__stop = np.int64(0)")
-        L += ["    na = 0", "    for j in range(ni):"]
+        L += ["    for j in range(ni):"]
         L += self.load_fields("        ", "q_")
         L += [f"        {var(n)} = {zero_of(ty)}" for n, ty in sorted(bp.task.locals.items())]
         stm = StmtEmitter(self.expr, var, spawn=self.lock_spawn, reduce=self.reduce)
@@ -331,9 +429,11 @@ class NumbaModuleGen:
                   f"        v__stop = {self.expr(loop.stop)}"]
         if self.loop_reads:
             L.append(f"        {var('_idx')} = {'_x' if self.by_index['q_'] else 'j'}")
-        L += [f"        sa_{n}[na] = {var(n)}" for n, _ in self.state]
-        L += [f"        na += {self.cont(loop)}"]
-        L += ["    # phase B: iteration it of every active thread makes its spawn it",
+        L += [f"        sb_{n}[{ux('j')}] = {var(n)}" for n, _ in self.state]
+        L += [f"        mb[{ux('j')}] = {self.cont(loop)}"]
+        L += self.compact_active("ni", "sb_", "sa_", "na", "    ")
+        L += ["    # phase B: iteration it of every active thread makes its spawn it; the",
+              "    # state is updated in place, the threads whose loop goes on -> sb_*",
               "    it = 0",
               "    while na > 0:"]
         if dynamic:
@@ -346,18 +446,40 @@ class NumbaModuleGen:
             L += [f"            {col(p.name)} = cols[{i}].view({np_type(p.ty)})"
                   for i, p in enumerate(bp.fields) if p.name not in bp.invariant]
             L += [f"            {x}" for x in self.capacity()]
-        L += ["        d = out_base + it * n", "        nn = 0", "        for a in range(na):"]
-        L += [f"            {var(n)} = sa_{n}[a]" for n, _ in self.state]
+        L += ["        d = out_base + it * n", "        for a in range(na):"]
+        L += [f"            {var(n)} = sa_{n}[{ux('a')}]" for n, _ in self.state]
         src = "c_" if self.by_index["q_"] else "q_"
-        L += [f"            {var(n)} = {src}{n}[{var('_idx')}]" for n in self.loop_reads]
+        L += [f"            {var(n)} = {src}{n}[{ux(var('_idx'))}]" for n in self.loop_reads]
         L += stm.block(shape.loop.body, "            ", 0)
         if isinstance(loop, ir.For):
             L.append(f"            {var(loop.var)} += {self.expr(loop.step)}")
-        L += [f"            sb_{n}[nn] = {var(n)}" for n, _ in self.state]
-        L += [f"            nn += {self.cont(loop)}",
+        L += [f"            sa_{n}[{ux('a')}] = {var(n)}" for n, _ in self.state]
+        L += [f"            mb[{ux('a')}] = {self.cont(loop)}",
               "        kcnt[it] = na"]
+        L += self.compact_active("na", "sa_", "sb_", "nn", "        ")
         L += [f"        sa_{n}, sb_{n} = sb_{n}, sa_{n}" for n, _ in self.state]
         L += ["        na = nn", "        it += 1", "    if it > kused:", "        kused = it"]
+        return L
+
+    def compact_active(self, count: str, src: str, dst: str, out: str, ind: str
+                       ) -> list[str]:
+        """The threads ``a < count`` with ``mb[a]`` set: their loop state from the
+        ``src`` lists to the dense ``dst`` lists (``out`` of them), 32 per vector step
+        (all set: copies, none: skipped)."""
+        L = [f"{ind}mb[{count}:{count} + {LANES}] = 0",
+             f"{ind}{out} = 0",
+             f"{ind}a = 0",
+             f"{ind}while a < {count}:",
+             f"{ind}    bits = movemask32(mb, a)",
+             f"{ind}    if bits == {FULL}:"]
+        L += [f"{ind}        copy32({src}{n}, a, {dst}{n}, {out})" for n, _ in self.state]
+        L += [f"{ind}        {out} += {LANES}",
+              f"{ind}    elif bits != 0:"]
+        for n, ty in self.state:
+            isa = self.isa(8 * ty.dtype.itemsize)
+            L.append(f"{ind}        compress_{isa}({src}{n}, a, bits, {dst}{n}, {out})")
+        L += [f"{ind}        {out} += popcount32(bits)",
+              f"{ind}    a += {LANES}"]
         return L
 
     def cont(self, loop: ir.While | ir.For) -> str:
@@ -379,19 +501,20 @@ class NumbaModuleGen:
                 if p.name not in self.bp.invariant]
         tmp = [f"_s{i}" for i in range(len(vals))]
         return ([f"{ind}{t} = {v}" for t, v in zip(tmp, vals)]
-                + [f"{ind}{col(p.name)}[d + a] = {t}" for p, t in zip(self.bp.columns, tmp)])
+                + [f"{ind}{col(p.name)}[{ux('d + a')}] = {t}"
+                   for p, t in zip(self.bp.columns, tmp)])
 
     def load_fields(self, ind: str, src: str = "") -> list[str]:
         """Load a thread's frame: from the block (``src`` empty, thread ``i``) or from a
         compacted base (``b_``) / inductive (``q_``) column (thread ``j``)."""
         if not src:
-            return [f"{ind}{var(p.name)} = {col(p.name)}[i]" for p in self.varying]
+            return [f"{ind}{var(p.name)} = {col(p.name)}[{ux('i')}]" for p in self.varying]
         used = used_vars(self.bp.base if src == "b_" else self.bp.inductive)
         if self.by_index[src]:
-            return [f"{ind}_x = {src[0]}i[j]"] + [
-                f"{ind}{var(p.name)} = {col(p.name)}[_x]" for p in self.varying
+            return [f"{ind}_x = {src[0]}i[{ux('j')}]"] + [
+                f"{ind}{var(p.name)} = {col(p.name)}[{ux('_x')}]" for p in self.varying
                 if p.name in used]
-        return [f"{ind}{var(p.name)} = {src}{p.name}[j]" for p in self.varying
+        return [f"{ind}{var(p.name)} = {src}{p.name}[{ux('j')}]" for p in self.varying
                 if p.name in used]
 
     def thread_body(self, stmts: tuple[ir.Stmt, ...], locals_: dict[str, ir.Ty],
@@ -436,17 +559,17 @@ class NumbaModuleGen:
             k = self.next_static
             self.next_static += 1
             lines.append(f"{ind}_d = out_base + {k} * n + j" if k else f"{ind}_d = out_base + j")
-            lines += [f"{ind}{col(p.name)}[_d] = {t}" for p, t in zip(cols, tmp)]
+            lines += [f"{ind}{col(p.name)}[{ux('_d')}] = {t}" for p, t in zip(cols, tmp)]
             return lines
         if self.local_counts:
             # two child blocks' counts in locals (registers): kcnt[si] in memory is
             # reloaded after every frame store (LLVM cannot tell the arrays apart)
             lines.append(f"{ind}_d = out_base + si * n + (_kc0 if si == 0 else _kc1)")
-            lines += [f"{ind}{col(p.name)}[_d] = {t}" for p, t in zip(cols, tmp)]
+            lines += [f"{ind}{col(p.name)}[{ux('_d')}] = {t}" for p, t in zip(cols, tmp)]
             lines += [f"{ind}_kc0 += si == 0", f"{ind}_kc1 += si == 1", f"{ind}si += 1"]
             return lines
         lines.append(f"{ind}_d = out_base + si * n + kcnt[si]")
-        lines += [f"{ind}{col(p.name)}[_d] = {t}" for p, t in zip(cols, tmp)]
+        lines += [f"{ind}{col(p.name)}[{ux('_d')}] = {t}" for p, t in zip(cols, tmp)]
         lines.append(f"{ind}kcnt[si] += 1")
         lines.append(f"{ind}si += 1")
         return lines
@@ -464,5 +587,6 @@ class NumbaModuleGen:
         return [f"{ind}_r = {v}", f"{ind}if _r {cmp} {acc}:", f"{ind}    {acc} = _r"]
 
 
-def generate_numba_module(program: ir.Program, task: str) -> str:
-    return NumbaModuleGen(program, task).generate()
+def generate_numba_module(program: ir.Program, task: str, compaction: str | None = None
+                          ) -> str:
+    return NumbaModuleGen(program, task, compaction).generate()

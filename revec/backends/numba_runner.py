@@ -143,8 +143,12 @@ S = _load_runtime()
 
 
 def load_generated(source: str, stem: str) -> types.ModuleType:
-    """Import generated source from a file named by its hash (numba caches beside it)."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    """Import generated source from a file named by its hash and that of the vector
+    primitives it calls (numba caches beside it, and does not notice a change of the
+    functions a cached function calls)."""
+    from revec.runtime.compaction.numba_vector import source_digest
+
+    digest = hashlib.sha256((source + source_digest()).encode()).hexdigest()[:20]
     name = f"revec_gen_{stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
@@ -179,10 +183,11 @@ def record_generated(module: types.ModuleType) -> None:
 class NumbaTask:
     """A compiled task: call :meth:`run` with root arguments and a schedule."""
 
-    def __init__(self, program: ir.Program, task: str) -> None:
+    def __init__(self, program: ir.Program, task: str, compaction: str | None = None
+                 ) -> None:
         self.program = program
         self.task = program.tasks[task]
-        self.source = generate_numba_module(program, task)
+        self.source = generate_numba_module(program, task, compaction)
         t0 = time.perf_counter()
         self.module = load_generated(self.source, f"{Path(program.path).stem}_{task}")
         record_runtime()  # the kernel's compile may have added runtime helpers' files

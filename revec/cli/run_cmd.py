@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "the machine's memory; 0: no limit); a run over it stops with a "
                         "message")
     p.add_argument("--compaction", choices=COMPACTIONS, default=None,
-                   help="the C back end's block split: table-driven vector compaction "
-                        "(default) or the scalar branch-free loop")
+                   help="the block split and active lists: table-driven vector "
+                        "compaction steps (default) or branch-free scalar steps")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 

@@ -9,6 +9,11 @@ import numpy as np
 from numba import njit
 
 from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, grow_children
+# vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
+# the compaction variant per lane width: 8-bit avx512, 16-bit avx512, 32-bit avx512, 64-bit avx512
+from revec.runtime.compaction.numba_vector import (
+    compress_avx2, compress_avx512, compress_iota_avx2, compress_iota_avx512,
+    compress_iota_scalar, compress_scalar, copy32, iota32, movemask32, popcount32)
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
@@ -16,8 +21,8 @@ CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
 ITEMSIZES = np.array([4], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 1 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
-# lists per state variable
-SCRATCH_COLUMNS = 2
+# lists per state variable, the vector steps' mask bytes
+SCRATCH_COLUMNS = 3
 
 
 @njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)
@@ -39,31 +44,58 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     else:
         kused = 2
         j0 = 0
-        # is-base test over all threads and a branch-free stream compaction of
-        # the block into its base and its inductive threads (both dense)
+        # is-base test over all threads (one vectorizable pass into mask bytes), then
+        # a stream compaction of the block into its base and its inductive threads
+        # (both dense), 32 threads per step
+        ensure_bytes(cols, 5, n + 32)
+        mb = cols[5]
+        for t in range(n):
+            i = np.uint64(off + t)
+            v_n = c_n[np.uint64(i)]
+            mb[t] = (v_n < np.int32(2))
         nb = 0
         ni = 0
-        for t in range(n):
+        t = 0
+        while t + 32 <= n:
+            i0 = off + t
+            bits = movemask32(mb, t)
+            if bits == 0:  # every thread inductive: plain copies
+                copy32(c_n, i0, q_n, ni)
+                ni += 32
+            elif bits == 4294967295:  # every thread a base case
+                copy32(c_n, i0, b_n, nb)
+                nb += 32
+            else:
+                nbits = ~bits
+                compress_avx512(c_n, i0, bits, b_n, nb)
+                compress_avx512(c_n, i0, nbits, q_n, ni)
+                c = popcount32(bits)
+                nb += c
+                ni += 32 - c
+            t += 32
+        # the rest thread by thread: a branch-free scalar split
+        while t < n:
             i = off + t
-            v_n = c_n[i]
-            isb = (v_n < np.int32(2))
-            b_n[nb] = v_n
-            q_n[ni] = v_n
+            v_n = c_n[np.uint64(i)]
+            isb = np.int64(mb[np.uint64(t)])
+            b_n[np.uint64(nb)] = v_n
+            q_n[np.uint64(ni)] = v_n
             nb += isb
             ni += 1 - isb
+            t += 1
         # base case over the base threads
         for j in range(nb):
-            v_n = b_n[j]
+            v_n = b_n[np.uint64(j)]
             acc_count = np.int64(acc_count + np.int64(v_n))
     # inductive case: the thread's k-th spawn goes to child block k
     for j in range(j0, ni):
-        v_n = q_n[j]
+        v_n = q_n[np.uint64(j)]
         _s0 = np.int32(v_n - np.int32(1))
         _d = out_base + j
-        c_n[_d] = _s0
+        c_n[np.uint64(_d)] = _s0
         _s0 = np.int32(v_n - np.int32(2))
         _d = out_base + 1 * n + j
-        c_n[_d] = _s0
+        c_n[np.uint64(_d)] = _s0
     kcnt[:2] = ni  # every inductive thread spawned each
     accs[0:8].view(np.int64)[0] = acc_count
     return nb, kused
