@@ -9,11 +9,13 @@ from typing import Any
 import numpy as np
 
 from revec import ir
-from revec.backends.c_codegen import CDEF, generate_c_module
+from revec.backends.c_codegen import generate_c_module
+from revec.backends.c_driver import CDEF, W_COLS
 from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
+from revec.runtime.workers import per_worker_stats
 from revec.transforms.schedule import Schedule
 
 # Identical results to the numba back end: no FMA contraction, wrapping signed
@@ -32,10 +34,11 @@ class CTask:
         flags = list(C_FLAGS)
         if compaction == "scalar":
             flags.append("-DRV_SCALAR_SPLIT")  # the kernel's branch-free scalar split
+        flags.append("-pthread")  # the driver's worker threads
         t0 = time.perf_counter()
         self.ffi, self.lib = load_c_module(f"{Path(program.path).stem}_{task}", CDEF,
                                            self.source, extra_compile_args=flags,
-                                           libraries=["m"])
+                                           libraries=["m", "pthread"])
         self.compile_seconds = time.perf_counter() - t0
         self._arrays = [np.ascontiguousarray(program.arrays[a]) for a in sorted(program.arrays)]
         self._array_ptrs = self.ffi.new("void *[]", max(len(self._arrays), 1))
@@ -60,19 +63,22 @@ class CTask:
         return {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
                 for i, r in enumerate(reducers)}
 
-    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0
-            ) -> tuple[dict[str, Any], RunStats]:
-        """Run one schedule; ``max_memory`` bounds the bytes of thread frames (0: none)."""
+    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
+            workers: int = 1) -> tuple[dict[str, Any], RunStats]:
+        """Run one schedule on ``workers`` threads; ``max_memory`` bounds the bytes of
+        thread frames of all workers together (0: none)."""
         ffi = self.ffi
         accs, reducers = self._accs()
         lv_out = ffi.new("double **")
         nlv = ffi.new("int64_t *")
         st = np.zeros(12, np.int64)
+        wst = np.zeros((max(workers, 1), W_COLS), np.int64)
         t0 = time.perf_counter()
         rc = self.lib.revec_run(self._root(args), schedule.block_size,
                                 schedule.reexp_threshold, schedule.simd_width,
                                 self._array_ptrs, ffi.from_buffer("char[]", accs), lv_out, nlv,
-                                ffi.cast("int64_t *", st.ctypes.data), max_memory)
+                                ffi.cast("int64_t *", st.ctypes.data), max_memory,
+                                max(workers, 1), ffi.cast("int64_t *", wst.ctypes.data))
         seconds = time.perf_counter() - t0
         if rc == RC_BUDGET:
             raise MemoryBudgetError(max_memory)
@@ -96,6 +102,9 @@ class CTask:
             reexp_growth_per_level=[float(g / r) if r else 0.0
                                     for g, r in zip(lv[:, L_GROWTH], lv[:, L_RETURNS])],
         )
+        if workers > 1:
+            stats.workers = workers
+            stats.per_worker = per_worker_stats(wst)
         return self._values(accs, reducers), stats
 
     def run_recursive(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], float]:

@@ -70,8 +70,8 @@ class NumbaTask:
                                    for p in self.task.params], np.int64)
         self.static_k = -1 if self.task.max_spawns is None else int(self.task.max_spawns)
 
-    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0
-            ) -> tuple[dict[str, Any], RunStats]:
+    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
+            workers: int = 1) -> tuple[dict[str, Any], RunStats]:
         """Run one schedule; ``max_memory`` bounds the bytes of thread frames (0: none)."""
         cols = typed.List()
         for p, a in zip(self.task.params, args):
