@@ -69,6 +69,12 @@ int revec_run(const char *root, int64_t B, int64_t R, int64_t P,
               const void *const *arrays, char *accs, double **lv_out,
               int64_t *nlv, int64_t *st_out, int64_t max_bytes,
               int64_t workers, int64_t *wst_out);
+int revec_run_from(const char *root, const void *const *cols, int64_t n, int64_t depth,
+                   int64_t stop_at, void **front_cols, int64_t *front_n,
+                   int64_t *front_depth, int64_t B, int64_t R, int64_t P,
+                   const void *const *arrays, char *accs, double **lv_out,
+                   int64_t *nlv, int64_t *st_out, int64_t max_bytes,
+                   int64_t workers, int64_t *wst_out);
 void revec_seq(const char *root, const void *const *arrays, char *accs);
 void revec_free(void *p);
 """
@@ -281,6 +287,11 @@ static void rv_schedule(rv_worker *w) {
     double (*lv)[LV_COLS] = w->lv;
     for (;;) {
         if (atomic_load_explicit(&rv_stop, memory_order_relaxed)) return;
+        if (rv_stop_at > 0 && st[SP] == 0 && rec[0][KIND] != 1 && rec[0][N] >= rv_stop_at) {
+            rv_export(rec[0][OFF], rec[0][N], rec[0][DEPTH]);  /* the frontier */
+            st[SP] = -1;
+            return;
+        }
         rv_serve(w, 1);
         seg = w->seg;
         w->rec = rec = rv_grow(rec, &w->rcap, st[SP] + 2, sizeof(*rec));
@@ -386,7 +397,14 @@ static void *rv_worker_main(void *arg) {
     w->st[SP] = -1;
     grow_children(1024, rv_static_k > 0 ? rv_static_k : 4);
     grow_scratch(1024);
-    if (w->id == 0) {  /* the root: one bfs record holding one thread at position 0 */
+    if (w->id == 0 && rv_from_n > 0) {  /* given frames: one bfs block */
+        rv_pkg *pk = &w->pkg;
+        if (!rv_pkg_alloc(pk, rv_from_n, 0)) { rv_fail_code = RV_NOMEM; longjmp(rv_fail, 1); }
+        for (int c = 0; c < RV_NCOLS; c++)
+            if (rv_from_cols[c]) memcpy(pk->cols[c], rv_from_cols[c], rv_from_n * rv_col_bytes[c]);
+        pk->kind = 0; pk->depth = rv_from_depth;
+        rv_take(w);
+    } else if (w->id == 0) {  /* the root: one bfs record holding one thread at position 0 */
         rv_load_root(rv_root);
         int64_t *r = w->rec[0];
         r[KIND] = 0; r[OFF] = 0; r[N] = 1; r[BASE] = 1; r[END] = 1;
@@ -473,6 +491,16 @@ static int rv_run_workers(int64_t nworkers, char *accs, double **lv_out,
 }
 """
 
+FRONTIER = r"""
+/* a run from given frames (a chunk of a frontier) instead of the root */
+static const void *const *rv_from_cols;
+static int64_t rv_from_n, rv_from_depth;
+/* stop once the (single) bfs block holds this many threads and hand them out */
+static int64_t rv_stop_at;
+static void *rv_front_cols[RV_NCOLS];
+static int64_t rv_front_n, rv_front_depth;
+"""
+
 # realloc without the budget's longjmp (the merge runs outside every worker)
 GROW_PLAIN = r"""
 static void *rv_grow_plain(void *p, int64_t *cap, int64_t need, int64_t row_bytes) {
@@ -508,7 +536,7 @@ def driver_source(gen: CModuleGen) -> str:
     L = [f"#define RV_NCOLS {max(len(f), 1)}",
          f"#define RV_ACC_BYTES {8 * max(len(red), 1)}",
          f"static const int64_t rv_col_bytes[RV_NCOLS] = {{{widths}}};",
-         GROW_PLAIN]
+         FRONTIER, GROW_PLAIN]
     # rv_pack / rv_unpack need the rv_pkg type: declared after it (placed in DRIVER)
     pack = ["static void rv_pack(rv_pkg *pk, int64_t at, int64_t off, int64_t cnt) {"]
     pack += [f"    memcpy((char *)pk->cols[{i}] + at * {p.ty.dtype.itemsize}, c_{p.name} + off, "
@@ -517,7 +545,13 @@ def driver_source(gen: CModuleGen) -> str:
              "static void rv_unpack(rv_pkg *pk) {"]
     pack += [f"    memcpy(c_{p.name}, pk->cols[{i}], pk->n * sizeof(*c_{p.name}));"
              for i, p in enumerate(f)]
-    pack += ["    (void)pk;", "}"]
+    pack += ["    (void)pk;", "}",
+             "static void rv_export(int64_t off, int64_t n, int64_t depth) {",
+             "    rv_front_n = n; rv_front_depth = depth;"]
+    pack += [f"    rv_front_cols[{i}] = rv_realloc(NULL, n * sizeof(*c_{p.name}));\n"
+             f"    memcpy(rv_front_cols[{i}], c_{p.name} + off, n * sizeof(*c_{p.name}));"
+             for i, p in enumerate(f)]
+    pack += ["    (void)off;", "}"]
     init = ["static void rv_worker_init(const char *accs) {",
             "    cap_frames = 0; scratch_cap = 0; kcap_alloc = 0; kcnt = NULL;"]
     init += [f"    c_{p.name} = NULL; b_{p.name} = NULL; q_{p.name} = NULL;" for p in f]
@@ -560,10 +594,16 @@ def driver_source(gen: CModuleGen) -> str:
 
 def entry_source(gen: CModuleGen) -> str:
     """``revec_run``: set up the shared state, run the workers, merge their results."""
-    L = ["int revec_run(const char *root, int64_t B, int64_t R, int64_t P,",
-         "               const void *const *arrays, char *accs, double **lv_out,",
-         "               int64_t *nlv, int64_t *st_out, int64_t max_bytes,",
-         "               int64_t workers, int64_t *wst_out) {"]
+    L = ["int revec_run_from(const char *root, const void *const *cols, int64_t n,",
+         "                   int64_t depth, int64_t stop_at, void **front_cols,",
+         "                   int64_t *front_n, int64_t *front_depth,",
+         "                   int64_t B, int64_t R, int64_t P,",
+         "                   const void *const *arrays, char *accs, double **lv_out,",
+         "                   int64_t *nlv, int64_t *st_out, int64_t max_bytes,",
+         "                   int64_t workers, int64_t *wst_out) {",
+         "    rv_from_cols = cols; rv_from_n = n; rv_from_depth = depth;",
+         "    rv_stop_at = stop_at; rv_front_n = 0; rv_front_depth = 0;",
+         "    for (int c = 0; c < RV_NCOLS; c++) rv_front_cols[c] = NULL;"]
     for i, name in enumerate(gen.arrays):
         a = gen.program.arrays[name]
         if name not in gen.inline_arrays:
@@ -573,5 +613,17 @@ def entry_source(gen: CModuleGen) -> str:
             L.append(f"    memcpy(&u_{p.name}, root + {8 * i}, sizeof(u_{p.name}));")
     L += [f"    rv_static_k = {gen.t.max_spawns if gen.t.max_spawns else -1};",
           "    rv_B = B; rv_R = R; rv_P = P; rv_root = root; rv_budget = max_bytes;",
-          "    return rv_run_workers(workers, accs, lv_out, nlv, st_out, wst_out);", "}", "", "void revec_free(void *p) { free(p); }"]
+          "    int rc = rv_run_workers(workers, accs, lv_out, nlv, st_out, wst_out);",
+          "    for (int c = 0; c < RV_NCOLS; c++) front_cols[c] = rv_front_cols[c];",
+          "    *front_n = rv_front_n; *front_depth = rv_front_depth;",
+          "    return rc;",
+          "}", "",
+          "int revec_run(const char *root, int64_t B, int64_t R, int64_t P,",
+          "              const void *const *arrays, char *accs, double **lv_out,",
+          "              int64_t *nlv, int64_t *st_out, int64_t max_bytes,",
+          "              int64_t workers, int64_t *wst_out) {",
+          "    void *front[RV_NCOLS]; int64_t fn, fd;",
+          "    return revec_run_from(root, NULL, 0, 0, 0, front, &fn, &fd, B, R, P, arrays,",
+          "                          accs, lv_out, nlv, st_out, max_bytes, workers, wst_out);",
+          "}", "", "void revec_free(void *p) { free(p); }"]
     return "\n".join(L)

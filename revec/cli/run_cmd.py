@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("task")
     p.add_argument("args", nargs="*", help="root arguments (defaults fill the rest)")
     p.add_argument("--variant", choices=VARIANTS, default="reexp")
-    p.add_argument("--backend", choices=BACKENDS, default="numba")
+    p.add_argument("--backend", choices=BACKENDS, default=None,
+                   help="numba (the default) or c (Dask runs: c)")
     p.add_argument("--block-size", type=positive, default=None, metavar="B")
     p.add_argument("--reexp-threshold", type=positive, default=None, metavar="R")
     p.add_argument("--simd-width", type=positive, default=None, metavar="P")
@@ -37,6 +38,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--compaction", choices=COMPACTIONS, default=None,
                    help="the C back end's block split: table-driven vector compaction "
                         "(default) or the scalar branch-free loop")
+    p.add_argument("--workers", type=positive, default=None, metavar="N",
+                   help="threads running the schedule, balanced by work stealing "
+                        "(default: the cores this process may use; 1: one core)")
+    dask = p.add_mutually_exclusive_group()
+    dask.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                      help="run on an existing Dask cluster (e.g. tcp://host:8786): a "
+                           "breadth-first frontier is cut into chunks, one Dask task each")
+    dask.add_argument("--dask-local", type=positive, default=None, metavar="N",
+                      help="run on a local Dask cluster of N worker processes")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -46,12 +56,26 @@ def run(args: argparse.Namespace) -> int:
         raise RevecError("--block-size must be at least 1")
     if args.simd_width == 0:
         raise RevecError("--simd-width must be at least 1")
-    result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
-                         backend=args.backend, block_size=args.block_size,
-                         reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
-                         max_memory=None if args.max_memory is None
-                         else parse_size(args.max_memory),
-                         compaction=args.compaction)
+    if args.workers == 0:
+        raise RevecError("--workers must be at least 1")
+    if args.dask_local == 0:
+        raise RevecError("--dask-local must be at least 1")
+    max_memory = None if args.max_memory is None else parse_size(args.max_memory)
+    if args.scheduler is not None or args.dask_local is not None:
+        from revec.runtime.dask_runner import run_dask
+
+        result = run_dask(args.file, args.task, tuple(args.args), variant=args.variant,
+                          backend=args.backend, block_size=args.block_size,
+                          reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
+                          max_memory=max_memory, workers=args.workers,
+                          scheduler=args.scheduler, local=args.dask_local,
+                          progress=not args.json)
+    else:
+        result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
+                             backend=args.backend or "numba", block_size=args.block_size,
+                             reexp_threshold=args.reexp_threshold,
+                             simd_width=args.simd_width, max_memory=max_memory,
+                             compaction=args.compaction, workers=args.workers)
     if args.json:
         print_json(result.to_json())
         return 0
@@ -68,4 +92,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"tasks {s.tasks}  leaves {s.leaves}  levels {s.levels}  blocks {s.blocks}")
     print(f"SIMD utilization {s.utilization:.4f}  re-expansions {s.reexpansions}  "
           f"peak live frames {s.peak_live}  time {s.seconds:.4f} s")
+    if s.per_worker:
+        print(f"workers {s.workers}:")
+        for i, w in enumerate(s.per_worker):
+            if "chunk" in w:
+                print(f"  chunk {w['chunk']}: frames {w['frames']}  tasks {w['tasks']}  "
+                      f"{w['seconds']:.4f} s")
+            else:
+                print(f"  worker {i}: tasks {w['tasks']}  steals {w['steals']}  "
+                      f"idle {w['idle_seconds']:.4f} s")
     return 0
