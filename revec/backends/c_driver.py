@@ -231,7 +231,7 @@ static void rv_take(rv_worker *w) {
 static inline void rv_serve(rv_worker *w, int has_work) {
     int q = atomic_load_explicit(&w->req, memory_order_relaxed);
     if (!q) return;
-    atomic_thread_fence(memory_order_acquire);
+    q = atomic_load_explicit(&w->req, memory_order_acquire);  /* the thief's writes */
     rv_worker *t = &rv_workers[q - 1];
     if (has_work && rv_give(w, &t->pkg)) {
         atomic_fetch_add(&rv_busy, 1);  /* before the answer: the count never reads 0 */
