@@ -24,7 +24,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
 # Each example compiles a program (about 1-2 s), so the default shards do not shrink:
 # a failure still prints the whole program, its arguments and the draws.
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
-WORKER_BACKENDS = ("c",)
+WORKER_BACKENDS = ("numba", "c")
 BLOCK_SIZES = st.sampled_from([1, 1, 2, 3, 4, 7, 16, 64, 256, 5000])
 
 

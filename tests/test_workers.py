@@ -21,7 +21,7 @@ from revec.runtime.memory import MemoryBudgetError
 
 ROOT = Path(__file__).resolve().parent.parent
 SKEW = ROOT / "tests" / "programs" / "skew.py"
-BACKENDS = ("c",)
+BACKENDS = ("numba", "c")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

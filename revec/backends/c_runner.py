@@ -16,15 +16,13 @@ from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
-from revec.runtime.workers import per_worker_stats
+from revec.runtime.workers import run_stats
 from revec.transforms.blocking import to_block_program
 from revec.transforms.schedule import Schedule
 
 # Identical results to the numba back end: no FMA contraction, wrapping signed
 # arithmetic as insurance (the generated code already wraps through unsigned types).
 C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
-L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
-VEC, BLOCKS, PEAK = 3, 4, 6
 RC_NOMEM, RC_BUDGET = 2, 3  # revec_run's failure codes (c_codegen.RUNTIME_PRELUDE)
 
 
@@ -46,27 +44,6 @@ class RawRun:
 
     def stats(self, schedule: Schedule, workers: int = 1) -> RunStats:
         return run_stats(self.lv, self.st, self.wst, self.seconds, schedule, workers)
-
-
-def run_stats(lv: np.ndarray, st: np.ndarray, wst: np.ndarray, seconds: float,
-              schedule: Schedule, workers: int = 1) -> RunStats:
-    tasks = lv[:, L_TASKS].astype(np.int64)
-    total = int(tasks.sum())
-    stats = RunStats(
-        tasks=total, leaves=int(lv[:, L_LEAVES].sum()), levels=len(tasks),
-        utilization=(int(st[VEC]) / total) if total else 0.0,
-        reexpansions=int(lv[:, L_REEXP].sum()), peak_live=int(st[PEAK]),
-        seconds=seconds, blocks=int(st[BLOCKS]), simd_width=schedule.simd_width,
-        tasks_per_level=tasks.tolist(),
-        leaves_per_level=lv[:, L_LEAVES].astype(np.int64).tolist(),
-        reexpansions_per_level=lv[:, L_REEXP].astype(np.int64).tolist(),
-        reexp_growth_per_level=[float(g / r) if r else 0.0
-                                for g, r in zip(lv[:, L_GROWTH], lv[:, L_RETURNS])],
-    )
-    if workers > 1:
-        stats.workers = workers
-        stats.per_worker = per_worker_stats(wst)
-    return stats
 
 
 class CTask:

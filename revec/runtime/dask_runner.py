@@ -23,12 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from revec import ir
 from revec.api import RunResult, compiled_task, get_program, root_args
-from revec.backends.c_runner import run_stats
 from revec.errors import RevecError
 from revec.runtime.memory import default_budget
-from revec.runtime.workers import default_workers
+from revec.runtime.workers import default_workers, merge_accs, run_stats
 from revec.transforms.schedule import Schedule
 
 CHUNKS_PER_CORE = 4
@@ -78,19 +76,6 @@ def _chunk_workers() -> int:
     except Exception:  # noqa: BLE001 - not inside a Dask worker, or an older API
         nthreads = 1
     return max(1, default_workers() // max(nthreads, 1))
-
-
-def merge_accs(reducers: list[ir.ReducerDecl], a: np.ndarray, b: np.ndarray) -> None:
-    """Fold the accumulators ``b`` into ``a`` (8 bytes per reducer)."""
-    for i, r in enumerate(reducers):
-        x = a[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)
-        y = b[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)
-        if r.op == "sum":
-            x[0] = (x[0] or y[0]) if r.dtype.kind == "b" else (x + y)[0]  # arrays wrap
-        elif r.op == "min":
-            x[0] = min(x[0], y[0])
-        else:
-            x[0] = max(x[0], y[0])
 
 
 def _add_levels(a: np.ndarray, b: np.ndarray) -> np.ndarray:
