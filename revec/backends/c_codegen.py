@@ -232,6 +232,7 @@ class CModuleGen:
         out.append(c_driver.driver_source(self))
         out.append(c_driver.entry_source(self))
         out.append(self.seq())
+        out.append(c_driver.omp_source(self))
         return "\n\n".join(out) + "\n"
 
     def array_data(self, name: str) -> str:

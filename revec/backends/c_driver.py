@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from revec import ir
-from revec.backends.cexpr import ctype
+from revec.backends.cexpr import cast, ctype
 
 if TYPE_CHECKING:
     from revec.backends.c_codegen import CModuleGen
@@ -627,3 +627,81 @@ def entry_source(gen: CModuleGen) -> str:
           "                          accs, lv_out, nlv, st_out, max_bytes, workers, wst_out);",
           "}", "", "void revec_free(void *p) { free(p); }"]
     return "\n".join(L)
+
+
+# ------------------------------------------------------------------ OpenMP-tasks peer
+CDEF_OMP = CDEF + """
+void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
+                   int64_t cutoff, int64_t threads);
+"""
+
+
+def omp_source(gen: CModuleGen) -> str:
+    """The plain recursive C of the program with a ``#pragma omp task`` per spawn above
+    depth ``cutoff`` (the way a C programmer parallelizes it with gcc): the multi-core
+    peer of the benchmarks' tables.  Reducers accumulate per thread (they are
+    thread-local) and are merged at the end.  Compiled only with ``-fopenmp``."""
+    from revec.backends.c_codegen import CStmts
+
+    t = gen.t
+    f = gen.bp.fields
+    red = gen.bp.reducers
+
+    class OmpStmts(CStmts):
+        def stmt(self, s: ir.Stmt, ind: str) -> list[str]:
+            if not isinstance(s, ir.Spawn):
+                return super().stmt(s, ind)
+            lines = [f"{ind}{{"]
+            lines += [f"{ind}    {ctype(p.ty)} _a{i} = {cast(gen.expr(a), a.ty, p.ty)};"
+                      for i, (p, a) in enumerate(zip(f, s.args))]
+            args = ", ".join(f"_a{i}" for i in range(len(f)))
+            lines += [f"{ind}    if (_depth < rv_omp_cutoff) {{",
+                      "#pragma omp task",
+                      f"{ind}        omp_{t.name}({args}{', ' if args else ''}_depth + 1);",
+                      f"{ind}    }} else {{",
+                      f"{ind}        seq_{t.name}({args});",
+                      f"{ind}    }}", f"{ind}}}"]
+            return lines
+
+    params = ", ".join([f"{ctype(p.ty)} {p_var(p.name)}" for p in f] + ["int64_t _depth"])
+    L = ["#ifdef _OPENMP", "#include <omp.h>", "static int64_t rv_omp_cutoff;",
+         f"static void omp_{t.name}({params});",
+         f"static void omp_{t.name}({params}) {{"]
+    L += gen.locals_decl(t.locals, "    ")
+    L.append(f"    if ({gen.expr(t.is_base)}) {{")
+    L += OmpStmts(gen, "seq").block(t.base, "        ")
+    L += ["        return;", "    }"]
+    L += OmpStmts(gen, "seq").block(t.inductive, "    ")
+    L += ["}", "",
+          "void revec_seq_omp(const char *root, const void *const *arrays, char *accs,",
+          "                   int64_t cutoff, int64_t threads) {"]
+    for i, name in enumerate(gen.arrays):
+        a = gen.program.arrays[name]
+        if name not in gen.inline_arrays:
+            L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
+    args = []
+    for i, p in enumerate(f):
+        L.append(f"    {ctype(p.ty)} r{i}; memcpy(&r{i}, root + {8 * i}, sizeof(r{i}));")
+        args.append(f"r{i}")
+    args.append("0")
+    L += ["    rv_omp_cutoff = cutoff;",
+          "    char out[RV_ACC_BYTES];",
+          "    memcpy(out, accs, RV_ACC_BYTES);",
+          "#pragma omp parallel num_threads((int)threads)",
+          "    {"]
+    L += [f"        memcpy(&acc_{r.name}, accs + {8 * i}, sizeof(acc_{r.name}));"
+          for i, r in enumerate(red)]
+    L += ["#pragma omp single", f"        omp_{t.name}({', '.join(args)});",
+          "#pragma omp critical", "        {"]
+    for i, r in enumerate(red):
+        ty = ctype(ir.Ty(r.dtype))
+        L += [f"            {{ {ty} a, b = acc_{r.name}; memcpy(&a, out + {8 * i}, sizeof(a));",
+              f"              {_combine(r, 'a', 'b')} memcpy(out + {8 * i}, &a, sizeof(a)); }}"]
+    L += ["        }", "    }"]
+    L += [f"    memcpy(accs + {8 * i}, out + {8 * i}, 8);" for i in range(len(red))]
+    L += ["    (void)root;", "}", "#endif"]
+    return "\n".join(L)
+
+
+def p_var(name: str) -> str:
+    return f"v_{name}"

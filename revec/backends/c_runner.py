@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.c_codegen import generate_c_module
-from revec.backends.c_driver import CDEF, W_COLS
+from revec.backends.c_driver import CDEF, CDEF_OMP, W_COLS
 from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime.memory import MemoryBudgetError
@@ -47,7 +48,8 @@ class RawRun:
 
 
 class CTask:
-    def __init__(self, program: ir.Program, task: str, compaction: str = "table") -> None:
+    def __init__(self, program: ir.Program, task: str, compaction: str = "table",
+                 omp: bool = False) -> None:
         self.program = program
         self.task = program.tasks[task]
         self.source = generate_c_module(program, task)
@@ -57,8 +59,11 @@ class CTask:
         if compaction == "scalar":
             flags.append("-DRV_SCALAR_SPLIT")  # the kernel's branch-free scalar split
         flags.append("-pthread")  # the driver's worker threads
+        if omp:
+            flags.append("-fopenmp")  # the OpenMP-tasks peer (revec_seq_omp)
         t0 = time.perf_counter()
-        self.ffi, self.lib = load_c_module(f"{Path(program.path).stem}_{task}", CDEF,
+        hint = f"{Path(program.path).stem}_{task}" + ("_omp" if omp else "")
+        self.ffi, self.lib = load_c_module(hint, CDEF_OMP if omp else CDEF,
                                            self.source, extra_compile_args=flags,
                                            libraries=["m", "pthread"])
         self.compile_seconds = time.perf_counter() - t0
@@ -154,3 +159,19 @@ class CTask:
         self.lib.revec_seq(self._root(args), self._array_ptrs,
                            self.ffi.from_buffer("char[]", accs))
         return self._values(accs, reducers), time.perf_counter() - t0
+
+    def run_omp(self, args: tuple[Any, ...], threads: int, cutoff: int
+                ) -> tuple[dict[str, Any], float]:
+        """The OpenMP-tasks peer (a task per spawn above depth ``cutoff``) on
+        ``threads`` threads; needs ``omp=True``."""
+        accs, reducers = self._accs()
+        t0 = time.perf_counter()
+        self.lib.revec_seq_omp(self._root(args), self._array_ptrs,
+                               self.ffi.from_buffer("char[]", accs), cutoff, threads)
+        return self._values(accs, reducers), time.perf_counter() - t0
+
+
+@functools.lru_cache(maxsize=16)
+def omp_task(program: ir.Program, task: str) -> CTask:
+    """The program built with ``-fopenmp``, for its OpenMP-tasks peer."""
+    return CTask(program, task, omp=True)
