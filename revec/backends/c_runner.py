@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,8 @@ from revec.transforms.schedule import Schedule
 # Identical results to the numba back end: no FMA contraction, wrapping signed
 # arithmetic as insurance (the generated code already wraps through unsigned types).
 C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
+_LOCKS: dict[int, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
 RC_NOMEM, RC_BUDGET = 2, 3  # revec_run's failure codes (c_codegen.RUNTIME_PRELUDE)
 
 
@@ -67,6 +70,9 @@ class CTask:
                                            self.source, extra_compile_args=flags,
                                            libraries=["m", "pthread"])
         self.compile_seconds = time.perf_counter() - t0
+        # one run at a time per loaded module (its driver state is module-global)
+        with _LOCKS_GUARD:
+            self._lock = _LOCKS.setdefault(id(self.lib), threading.Lock())
         self._arrays = [np.ascontiguousarray(program.arrays[a]) for a in sorted(program.arrays)]
         self._array_ptrs = self.ffi.new("void *[]", max(len(self._arrays), 1))
         for i, a in enumerate(self._arrays):
@@ -121,13 +127,15 @@ class CTask:
         front = ffi.new("void *[]", ncols)
         fn = ffi.new("int64_t *")
         fd = ffi.new("int64_t *")
-        t0 = time.perf_counter()
-        rc = self.lib.revec_run_from(
-            self._root(args), cols, n, depth, stop_at, front, fn, fd, schedule.block_size,
-            schedule.reexp_threshold, schedule.simd_width, self._array_ptrs,
-            ffi.from_buffer("char[]", accs), lv_out, nlv, ffi.cast("int64_t *", st.ctypes.data),
-            max_memory, max(workers, 1), ffi.cast("int64_t *", wst.ctypes.data))
-        seconds = time.perf_counter() - t0
+        with self._lock:  # the driver's shared state is per module: one run at a time
+            t0 = time.perf_counter()
+            rc = self.lib.revec_run_from(
+                self._root(args), cols, n, depth, stop_at, front, fn, fd,
+                schedule.block_size, schedule.reexp_threshold, schedule.simd_width,
+                self._array_ptrs, ffi.from_buffer("char[]", accs), lv_out, nlv,
+                ffi.cast("int64_t *", st.ctypes.data), max_memory, max(workers, 1),
+                ffi.cast("int64_t *", wst.ctypes.data))
+            seconds = time.perf_counter() - t0
         frontier = None
         if int(fn[0]) > 0 or stop_at > 0:
             frontier = []
@@ -155,20 +163,24 @@ class CTask:
     def run_recursive(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], float]:
         """The plain recursive C of the same program (the C programmer's baseline)."""
         accs, reducers = self._accs()
-        t0 = time.perf_counter()
-        self.lib.revec_seq(self._root(args), self._array_ptrs,
-                           self.ffi.from_buffer("char[]", accs))
-        return self._values(accs, reducers), time.perf_counter() - t0
+        with self._lock:
+            t0 = time.perf_counter()
+            self.lib.revec_seq(self._root(args), self._array_ptrs,
+                               self.ffi.from_buffer("char[]", accs))
+            seconds = time.perf_counter() - t0
+        return self._values(accs, reducers), seconds
 
     def run_omp(self, args: tuple[Any, ...], threads: int, cutoff: int
                 ) -> tuple[dict[str, Any], float]:
         """The OpenMP-tasks peer (a task per spawn above depth ``cutoff``) on
         ``threads`` threads; needs ``omp=True``."""
         accs, reducers = self._accs()
-        t0 = time.perf_counter()
-        self.lib.revec_seq_omp(self._root(args), self._array_ptrs,
-                               self.ffi.from_buffer("char[]", accs), cutoff, threads)
-        return self._values(accs, reducers), time.perf_counter() - t0
+        with self._lock:
+            t0 = time.perf_counter()
+            self.lib.revec_seq_omp(self._root(args), self._array_ptrs,
+                                   self.ffi.from_buffer("char[]", accs), cutoff, threads)
+            seconds = time.perf_counter() - t0
+        return self._values(accs, reducers), seconds
 
 
 @functools.lru_cache(maxsize=16)

@@ -68,14 +68,9 @@ def run_chunk(path: str, source: str, task: str, rargs: tuple[Any, ...],
 
 
 def _chunk_workers() -> int:
-    """Cores per Dask thread of this worker process."""
-    try:
-        from distributed import get_worker
-
-        nthreads = int(get_worker().state.nthreads)
-    except Exception:  # noqa: BLE001 - not inside a Dask worker, or an older API
-        nthreads = 1
-    return max(1, default_workers() // max(nthreads, 1))
+    """Every core of the worker's machine: chunks in one process run one at a time (the
+    compiled driver's state is per module), each on all cores."""
+    return default_workers()
 
 
 def _add_levels(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -96,7 +91,7 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
              on_chunk: Callable[[int, int, Any], None] | None = None) -> RunResult:
     """Run a task on a Dask cluster: ``client`` (a ``distributed.Client``), or the
     cluster at ``scheduler``, or a ``LocalCluster`` of ``local`` processes.  ``workers``:
-    threads per chunk (default: the worker machine's cores per Dask thread); ``chunks``:
+    threads per chunk (default: the worker machine's cores); ``chunks``:
     how many chunks (default: 4 per cluster core).  ``on_chunk(done, total, client)`` is
     called as chunks finish (progress)."""
     if variant == "seq":
