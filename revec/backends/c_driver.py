@@ -80,14 +80,15 @@ void revec_free(void *p);
 """
 
 # per-worker statistics (wst_out rows)
-W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS = range(7)
+W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU_NS = range(8)
 W_COLS = 8
 
 DRIVER = r"""
 enum { KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT, REC_COLS };
 enum { SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK, ST_COLS = 12 };
 enum { L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS, LV_COLS };
-enum { W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS, W_COLS = 8 };
+enum { W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU_NS,
+       W_COLS = 8 };
 enum { RQ_WAIT = 1, RQ_WORK = 2, RQ_EMPTY = 3 };
 #define RV_MIN_SPLIT 64  /* a bfs block is split for a thief from this many threads */
 
@@ -382,8 +383,15 @@ static void rv_schedule(rv_worker *w) {
     }
 }
 
+static int64_t rv_cpu_ns(void) {  /* this thread's CPU time */
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void *rv_worker_main(void *arg) {
     rv_worker *w = (rv_worker *)arg;
+    w->ws[W_CPU_NS] = rv_cpu_ns();
     rv_mine = 0;
     rv_worker_init(w->accs);
     if (setjmp(rv_fail) != 0) {  /* out of memory or over the budget: stop everyone */
@@ -419,6 +427,7 @@ static void *rv_worker_main(void *arg) {
         if (rv_nworkers < 2 || !rv_steal(w)) break;
     }
   out:
+    w->ws[W_CPU_NS] = rv_cpu_ns() - w->ws[W_CPU_NS];
     free(w->rec); w->rec = NULL; free(w->seg); w->seg = NULL;
     rv_worker_done(w->accs);
     atomic_fetch_sub(&rv_used, rv_mine);

@@ -15,7 +15,7 @@ from revec.transforms.schedule import Schedule
 # driver statistics shared by both back ends (st: vectorized threads, blocks, peak live)
 ST_VEC, ST_BLOCKS, ST_PEAK = 3, 4, 6
 # columns of the drivers' per-worker statistics (revec.backends.c_driver.W_*)
-W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS = range(7)
+W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU_NS = range(8)
 
 
 def default_workers() -> int:
@@ -37,11 +37,13 @@ def check_workers(workers: int | None) -> int:
 
 def per_worker_stats(wst: np.ndarray) -> list[dict[str, Any]]:
     """One row per worker: tasks run, successful steals, steal requests, idle seconds,
-    packages given to thieves, peak live frames and blocks."""
+    packages given to thieves, peak live frames, blocks and the thread's CPU seconds
+    (C back end; 0 on numba)."""
     return [{"tasks": int(r[W_TASKS]), "steals": int(r[W_STEALS]),
              "steal_requests": int(r[W_ATTEMPTS]), "idle_seconds": float(r[W_IDLE_NS]) / 1e9,
              "given": int(r[W_GIVEN]), "peak_live": int(r[W_PEAK]),
-             "blocks": int(r[W_BLOCKS])} for r in wst]
+             "blocks": int(r[W_BLOCKS]), "cpu_seconds": float(r[W_CPU_NS]) / 1e9}
+            for r in wst]
 
 
 def merge_accs(reducers: list[ir.ReducerDecl], a: np.ndarray, b: np.ndarray) -> None:
