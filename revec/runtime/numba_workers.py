@@ -72,7 +72,7 @@ PKG_SEGS = 64
 PKG_CAP = 1 << 15  # frames per package
 MIN_SPLIT = 64
 # per-worker statistics (the columns of revec.runtime.workers)
-W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE, W_GIVEN, W_PEAK, W_BLOCKS = range(7)
+W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU = range(8)
 W_COLS = 8
 
 
@@ -132,6 +132,24 @@ def yield_cpu(typingctx):  # type: ignore[no-untyped-def]
         builder.call(fn, [])
         return context.get_dummy_value()
     return types.void(), codegen
+
+
+@intrinsic
+def thread_cpu_ns(typingctx):  # type: ignore[no-untyped-def]
+    """This thread's CPU time (clock_gettime(CLOCK_THREAD_CPUTIME_ID)) in ns."""
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        i64 = llir.IntType(64)
+        ts = cgutils.alloca_once(builder, llir.ArrayType(i64, 2))
+        fn = cgutils.get_or_insert_function(
+            builder.module, llir.FunctionType(llir.IntType(32), [llir.IntType(32),
+                                                                 ts.type]), "clock_gettime")
+        builder.call(fn, [llir.Constant(llir.IntType(32), 3), ts])
+        sec = builder.load(builder.gep(ts, [llir.Constant(llir.IntType(32), 0),
+                                            llir.Constant(llir.IntType(32), 0)]))
+        nsec = builder.load(builder.gep(ts, [llir.Constant(llir.IntType(32), 0),
+                                             llir.Constant(llir.IntType(32), 1)]))
+        return builder.add(builder.mul(sec, llir.Constant(i64, 1000000000)), nsec)
+    return types.int64(), codegen
 
 
 @njit(cache=True, nogil=True)
@@ -244,6 +262,7 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,  
     """Worker ``w``: the schedule on its own stack (worker 0 starts with the root),
     stealing when idle, until all work is done.  Returns its per-level statistics and
     driver statistics."""
+    cpu0 = thread_cpu_ns()
     rec, seg, lv, st = new_state()
     if w != 0:
         st[SP] = -1
@@ -400,6 +419,7 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,  
     wst[w, W_TASKS] = tasks
     wst[w, W_PEAK] = st[PEAK]
     wst[w, W_BLOCKS] = st[BLOCKS]
+    wst[w, W_CPU] = thread_cpu_ns() - cpu0
     return lv[: st[MAXDEPTH] + 1].copy(), st
 
 

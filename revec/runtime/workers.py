@@ -38,7 +38,7 @@ def check_workers(workers: int | None) -> int:
 def per_worker_stats(wst: np.ndarray) -> list[dict[str, Any]]:
     """One row per worker: tasks run, successful steals, steal requests, idle seconds,
     packages given to thieves, peak live frames, blocks and the thread's CPU seconds
-    (C back end; 0 on numba)."""
+    (both back ends)."""
     return [{"tasks": int(r[W_TASKS]), "steals": int(r[W_STEALS]),
              "steal_requests": int(r[W_ATTEMPTS]), "idle_seconds": float(r[W_IDLE_NS]) / 1e9,
              "given": int(r[W_GIVEN]), "peak_live": int(r[W_PEAK]),
