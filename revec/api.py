@@ -47,6 +47,7 @@ class RunResult:
             "block_size": None if self.schedule is None else self.schedule.block_size,
             "reexp_threshold": None if self.schedule is None else self.schedule.reexp_threshold,
             "reducers": {k: np.asarray(v).item() for k, v in self.reducers.items()},
+            "workers": self.stats.workers,
             "stats": stats,
         }
 

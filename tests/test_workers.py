@@ -79,7 +79,7 @@ def test_cli_workers_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["reducers"] == {"count": 46368}
-    assert doc["stats"]["workers"] == 2
+    assert doc["workers"] == doc["stats"]["workers"] == 2
     assert len(doc["stats"]["per_worker"]) == 2
     assert {"tasks", "steals", "idle_seconds"} <= set(doc["stats"]["per_worker"][0])
 
