@@ -21,6 +21,7 @@ from revec.frontend import arg_value, load_program
 from revec.runtime.memory import default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
+from revec.runtime.workers import check_workers
 from revec.transforms.schedule import STRATEGIES, UNBOUNDED, Schedule
 
 VARIANTS = ("seq", *STRATEGIES)
@@ -77,6 +78,7 @@ class RunResult:
             "reexp_threshold": None if self.schedule is None else self.schedule.reexp_threshold,
             "reducers": {k: np.asarray(v).item() for k, v in self.reducers.items()},
             **extra,
+            "workers": self.stats.workers,
             "stats": stats,
         }
 
@@ -198,22 +200,25 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
                 variant: str = "reexp", backend: str = "auto",
                 block_size: int | None = None, reexp_threshold: int | None = None,
                 simd_width: int | None = None, max_memory: int | None = None,
-                compaction: str | None = None) -> RunResult:
+                compaction: str | None = None, workers: int | None = 1) -> RunResult:
     """Run a task program (``backend="auto"``: C if a working compiler is found, else
     numba).  ``max_memory``: bytes of thread frames the run may hold
     (default: half of the machine's memory; 0: no limit); a run that would need more
-    stops with :class:`revec.runtime.memory.MemoryBudgetError`."""
+    stops with :class:`revec.runtime.memory.MemoryBudgetError`.  ``workers``: threads
+    running the schedule with work stealing (default 1; None: the cores this process
+    may use); the budget covers them all."""
     program = get_program(path)
     return run_loaded(program, task, args, variant=variant, backend=backend,
                       block_size=block_size, reexp_threshold=reexp_threshold,
-                      simd_width=simd_width, max_memory=max_memory, compaction=compaction)
+                      simd_width=simd_width, max_memory=max_memory, compaction=compaction,
+                      workers=workers)
 
 
 def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any] = (), *,
                variant: str = "reexp", backend: str = "auto",
                block_size: int | None = None, reexp_threshold: int | None = None,
                simd_width: int | None = None, max_memory: int | None = None,
-               compaction: str | None = None) -> RunResult:
+               compaction: str | None = None, workers: int | None = 1) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     rargs = root_args(program, task, args)
@@ -228,7 +233,7 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
     budget = default_budget() if max_memory is None else max_memory
     if budget < 0:
         raise RevecError(f"max_memory must not be negative, got {budget}")
-    reducers, stats = runner.run(rargs, schedule, budget)
+    reducers, stats = runner.run(rargs, schedule, budget, check_workers(workers))
     return _result(program, RunResult(task, rargs, variant, backend, schedule, reducers,
                                       stats))
 

@@ -24,6 +24,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
 # Each example compiles a program (about 1-2 s), so the default shards do not shrink:
 # a failure still prints the whole program, its arguments and the draws.
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
+WORKER_BACKENDS = ("numba", "c")
 BLOCK_SIZES = st.sampled_from([1, 1, 2, 3, 4, 7, 16, 64, 256, 5000])
 
 
@@ -71,6 +72,18 @@ def check_program(tmp_path: Path, spec, data) -> None:
                 sn.blocks, sn.peak_live, sn.utilization) == (
             sc.tasks_per_level, sc.leaves_per_level, sc.reexpansions_per_level,
             sc.blocks, sc.peak_live, sc.utilization)
+        # several workers (3 oversubscribes a 2-core machine on purpose): the same
+        # reducers (floats: by summation order only), tasks and leaves per level
+        for workers in (2, 3):
+            for backend in WORKER_BACKENDS:
+                res = run_loaded(program, spec.task, spec.args, variant=variant,
+                                 block_size=b, reexp_threshold=r, backend=backend,
+                                 workers=workers)
+                assert same(ref, res.reducers), (backend, variant, b, r, workers,
+                                                 ref, res.reducers)
+                assert res.stats.tasks_per_level == sc.tasks_per_level, (backend, workers)
+                assert res.stats.leaves_per_level == sc.leaves_per_level, (backend, workers)
+                assert res.stats.workers == workers
     # the plain recursive C of the same program
     recursive, _ = compiled_task(program, spec.task, "c").run_recursive(
         root_args(program, spec.task, spec.args))

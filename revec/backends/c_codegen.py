@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from revec import ir
-from revec.backends import c_lanes
+from revec.backends import c_driver, c_lanes
+from revec.backends.c_driver import RUNTIME_PRELUDE
 from revec.backends.cexpr import (
     C_PRELUDE,
     CExprEmitter,
@@ -219,7 +220,7 @@ class CModuleGen:
             else:
                 out.append(f"static const {ctype(ir.Ty(a.dtype))} *a_{name};")
         for r in self.bp.reducers:
-            out.append(f"static {ctype(ir.Ty(r.dtype))} acc_{r.name};")
+            out.append(f"static RV_TLS {ctype(ir.Ty(r.dtype))} acc_{r.name};")
         for lib in self.program.libs:
             src = LIBRARY[lib].c_source
             if not src.strip():
@@ -228,9 +229,10 @@ class CModuleGen:
         for h in self.program.helpers.values():
             out.append(self.helper(h))
         out.append(drop_unused_labels(self.kernel()))
-        out.append(DRIVER.replace("@COMPACT@", self.compaction()))
-        out.append(self.entry())
+        out.append(c_driver.driver_source(self))
+        out.append(c_driver.entry_source(self))
         out.append(self.seq())
+        out.append(c_driver.omp_source(self))
         return "\n\n".join(out) + "\n"
 
     def array_data(self, name: str) -> str:
@@ -291,10 +293,11 @@ class CModuleGen:
         L = [f"#define RV_SLACK {c_lanes.LANES if lanes or shape else 0}"]
         if self.loop is not None:
             L += self.loop.globals()
-        L += [f"static {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};" for p in f]
+        L += [f"static RV_TLS {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};"
+              for p in f]
         L += [f"static {ctype(p.ty)} u_{p.name};  /* invariant: the root's value */"
               for p in self.invariant]
-        L += ["static int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc;", "",
+        L += ["static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc;", "",
               "static void grow_children(int64_t need_frames, int64_t need_k) {",
               "    if (need_k > kcap_alloc) {",
               "        int64_t k = need_k > 2 * kcap_alloc ? need_k : 2 * kcap_alloc;",
@@ -506,47 +509,6 @@ class CModuleGen:
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ entry points
-    def entry(self) -> str:
-        f = self.bp.columns
-        red = self.bp.reducers
-        L = ["int revec_run(const char *root, int64_t B, int64_t R, int64_t P,",
-             "               const void *const *arrays, char *accs, double **lv_out,",
-             "               int64_t *nlv, int64_t *st_out, int64_t max_bytes) {",
-             "    volatile int rc = 0;"]
-        for i, name in enumerate(self.arrays):
-            a = self.program.arrays[name]
-            if name not in self.inline_arrays:
-                L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
-        for i, r in enumerate(red):
-            L.append(f"    memcpy(&acc_{r.name}, accs + {8 * i}, sizeof(acc_{r.name}));")
-        L += ["    cap_frames = 0; scratch_cap = 0; kcap_alloc = 0; kcnt = NULL;"]
-        L += [f"    c_{p.name} = NULL; b_{p.name} = NULL; q_{p.name} = NULL;" for p in f]
-        L += ["    rv_budget = 0;",
-              "    if (setjmp(rv_fail) != 0) { rc = rv_fail_code; goto done; }",
-              f"    grow_children(1024, {max(self.t.max_spawns or 4, 1)});",
-              "    grow_scratch(1024);"]
-        for i, p in enumerate(self.bp.fields):
-            dst = f"&u_{p.name}" if p.name in self.bp.invariant else f"c_{p.name}"
-            L.append(f"    memcpy({dst}, root + {8 * i}, sizeof(*{dst}));")
-        L += ["    rv_budget = max_bytes; rv_keep[0] = rv_keep[1] = rv_keep[2] = NULL;",
-              "    if (setjmp(rv_fail) == 0) {",
-              f"        rc = run_schedule({self.t.max_spawns if self.t.max_spawns else -1}, "
-              "B, R, P, lv_out, nlv, st_out);",
-              "    } else {  /* out of memory or over the budget: nothing half-done escapes */",
-              "        rc = rv_fail_code;",
-              "        free(rv_keep[0]); free(rv_keep[1]); free(rv_keep[2]);",
-              "        *lv_out = NULL; *nlv = 0;",
-              "    }"]
-        for i, r in enumerate(red):
-            L.append(f"    memcpy(accs + {8 * i}, &acc_{r.name}, sizeof(acc_{r.name}));")
-        L.append("  done:")
-        L += [f"    free(c_{p.name}); free(b_{p.name}); free(q_{p.name});" for p in f]
-        if self.loop is not None:
-            L += self.loop.free()
-        L += ["    free(kcnt);", "    return rc;", "}", "",
-              "void revec_free(void *p) { free(p); }"]
-        return "\n".join(L)
-
     def seq(self) -> str:
         t = self.t
         f = self.bp.fields
@@ -580,39 +542,6 @@ class CModuleGen:
         vals = [cast(self.expr(a), a.ty, p.ty) for a, p in zip(s.args, self.bp.fields)]
         return [f"{ind}seq_{self.t.name}({', '.join(vals)});"]
 
-
-# Allocation with a memory budget: failures leave through rv_fail (setjmp in revec_run).
-def drop_unused_labels(text: str) -> str:
-    """The kernel ends each thread's body with a label for early returns; a kernel
-    without such a return (no ``goto``) gets none (gcc -Wall: unused label)."""
-    for label in ("next_thread", "next_thread_b"):
-        if f"goto {label};" not in text:
-            text = text.replace(f"{label}: ;", ";")
-    return text
-
-
-RUNTIME_PRELUDE = r"""
-/* generated declarations a given program may leave unused (gcc -Wall stays quiet) */
-#define RV_MAYBE_UNUSED __attribute__((unused))
-#include <setjmp.h>
-static jmp_buf rv_fail;
-static int rv_fail_code;
-static int64_t rv_budget;      /* bytes of thread frames allowed; 0 = no limit */
-static void *rv_keep[3];       /* the driver's own arrays, freed after a failure */
-enum { RV_OK = 0, RV_NOMEM = 2, RV_BUDGET = 3, RV_INTERRUPTED = 4 };
-static const volatile int64_t *rv_interrupt;  /* nonzero: stop (Ctrl-C) */
-void revec_set_interrupt(const int64_t *flag) { rv_interrupt = flag; }
-
-static void *rv_realloc(void *p, int64_t bytes) {
-    void *q = realloc(p, bytes > 0 ? (size_t)bytes : 1);
-    if (!q) { rv_fail_code = RV_NOMEM; longjmp(rv_fail, 1); }
-    return q;
-}
-
-static void rv_check_budget(int64_t bytes) {
-    if (rv_budget > 0 && bytes > rv_budget) { rv_fail_code = RV_BUDGET; longjmp(rv_fail, 1); }
-}
-"""
 
 # One 32-thread step of the split: the compaction of compaction.h for the CPU the module
 # is compiled for (-march=native): AVX-512 vpcompress where the module targets VBMI2, else
@@ -674,136 +603,13 @@ WIDE_VECTORS = r"""
 #endif
 """
 
-CDEF = """
-int revec_run(const char *root, int64_t B, int64_t R, int64_t P,
-              const void *const *arrays, char *accs, double **lv_out,
-              int64_t *nlv, int64_t *st_out, int64_t max_bytes);
-void revec_seq(const char *root, const void *const *arrays, char *accs);
-void revec_free(void *p);
-void revec_set_interrupt(const int64_t *flag);
-"""
-
-# The schedule of DESIGN.md section 3, as in revec/runtime/numba_scheduler.py.
-DRIVER = r"""
-enum { KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT, REC_COLS };
-enum { SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK };
-enum { L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS, LV_COLS };
-
-static void *rv_grow(void *p, int64_t *cap, int64_t need, int64_t row_bytes) {
-    if (need <= *cap) return p;
-    int64_t c = need > 2 * *cap ? need : 2 * *cap;
-    p = rv_realloc(p, c * row_bytes);
-    memset((char *)p + *cap * row_bytes, 0, (c - *cap) * row_bytes);
-    *cap = c;
-    return p;
-}
-
-static int run_schedule(int64_t static_k, int64_t B, int64_t R, int64_t P,
-                        double **lv_out, int64_t *nlv, int64_t *st) {
-    int64_t rcap = 0, scap = 0, lcap = 0;
-    int64_t (*rec)[REC_COLS] = rv_keep[0] = rv_grow(NULL, &rcap, 64, sizeof(*rec));
-    int64_t (*seg)[2] = rv_keep[1] = rv_grow(NULL, &scap, 64, sizeof(*seg));
-    double (*lv)[LV_COLS] = rv_keep[2] = rv_grow(NULL, &lcap, 64, sizeof(*lv));
-    memset(st, 0, 12 * sizeof(int64_t));
-    rec[0][KIND] = 0; rec[0][OFF] = 0; rec[0][N] = 1; rec[0][BASE] = 1; rec[0][END] = 1;
-    st[SP] = 0; st[LIVE] = 1; st[PEAK] = 1;
-    for (;;) {
-        /* Ctrl-C: the interrupt flag of revec.runtime.interrupt (set by Python's SIGINT
-           handler), checked once per block record; the caller raises KeyboardInterrupt */
-        if (rv_interrupt != NULL && *rv_interrupt != 0) {
-            rv_fail_code = RV_INTERRUPTED; longjmp(rv_fail, 1);
-        }
-        rv_keep[0] = rec = rv_grow(rec, &rcap, st[SP] + 2, sizeof(*rec));
-        int64_t sp = st[SP];
-        if (sp < 0) break;
-        int64_t off, n, depth, out_base, mode;
-        if (rec[sp][KIND] == 1) {
-            int64_t cur = rec[sp][CUR];
-            if (cur == rec[sp][NSEG]) { st[SEGTOP] = rec[sp][SB]; st[SP] = sp - 1; continue; }
-            int64_t s = rec[sp][SB] + cur;
-            rec[sp][CUR] = cur + 1;
-            n = seg[s][1];
-            if (n == 0) continue;
-            off = seg[s][0];
-            depth = rec[sp][DEPTH];
-            if (n < R) {  /* re-expansion: this child block runs in bfs mode */
-                int64_t top = rec[sp][END];
-                sp += 1;
-                rec[sp][KIND] = 0; rec[sp][OFF] = off; rec[sp][N] = n; rec[sp][BASE] = top;
-                rec[sp][END] = top; rec[sp][DEPTH] = depth; rec[sp][INIT] = n;
-                st[SP] = sp;
-                lv[depth][L_REEXP] += 1;
-                continue;
-            }
-            mode = 1;
-            out_base = rec[sp][END];
-        } else if (rec[sp][KIND] == 2) {  /* the bfs -> blocked switch: one block, blocked */
-            off = rec[sp][OFF]; n = rec[sp][N]; depth = rec[sp][DEPTH]; mode = 1;
-            out_base = rec[sp][END];
-            rec[sp][KIND] = 1; rec[sp][CUR] = 0; rec[sp][NSEG] = 0; rec[sp][SB] = st[SEGTOP];
-        } else {
-            off = rec[sp][OFF]; n = rec[sp][N]; depth = rec[sp][DEPTH]; mode = 0;
-            out_base = rec[sp][BASE];  /* the kernel reads the block before writing */
-        }
-        rv_keep[2] = lv = rv_grow(lv, &lcap, depth + 2, sizeof(*lv));
-        grow_scratch(n);
-        if (static_k >= 0) grow_children(out_base + static_k * (n + RV_SLACK), static_k);
-        memset(kcnt, 0, kcap_alloc * sizeof(int64_t));
-        int64_t kused;
-        int64_t nb = kernel(off, n, out_base, &kused);
-        int64_t ni = n - nb + RV_SLACK;  /* child block k starts at out_base + k * ni */
-        lv[depth][L_TASKS] += n; lv[depth][L_LEAVES] += nb;
-        st[BLOCKS] += 1; st[VEC] += n / P * P;
-        if (depth > st[MAXDEPTH]) st[MAXDEPTH] = depth;
-        if (mode == 0) {
-            int64_t dst = rec[sp][BASE];
-            for (int64_t k = 0; k < kused; k++) {
-                int64_t src = out_base + k * ni;
-                if (src != dst) {
-@COMPACT@
-                }
-                dst += kcnt[k];
-            }
-        }
-        rv_keep[1] = seg = rv_grow(seg, &scap, st[SEGTOP] + kused + 1, sizeof(*seg));
-        int64_t m = 0;
-        for (int64_t k = 0; k < kused; k++) m += kcnt[k];
-        int64_t live = st[LIVE] + m;
-        if (live > st[PEAK]) st[PEAK] = live;
-        st[LIVE] = live - n;
-        int64_t segtop = st[SEGTOP];
-        if (mode == 1) {
-            if (m == 0) continue;
-            sp += 1;
-            rec[sp][KIND] = 1; rec[sp][CUR] = 0; rec[sp][NSEG] = kused; rec[sp][SB] = segtop;
-            rec[sp][END] = out_base + kused * ni; rec[sp][DEPTH] = depth + 1; rec[sp][INIT] = 0;
-            for (int64_t k = 0; k < kused; k++) {
-                seg[segtop + k][0] = out_base + k * ni; seg[segtop + k][1] = kcnt[k];
-            }
-            st[SEGTOP] = segtop + kused; st[SP] = sp;
-            continue;
-        }
-        if (m == 0) { st[SP] = sp - 1; continue; }
-        int64_t base = rec[sp][BASE];
-        if (m < B) {
-            rec[sp][OFF] = base; rec[sp][N] = m; rec[sp][END] = base + m;
-            rec[sp][DEPTH] = depth + 1;
-            continue;
-        }
-        if (rec[sp][INIT] > 0) {
-            lv[depth + 1][L_GROWTH] += (double)m / (double)rec[sp][INIT];
-            lv[depth + 1][L_RETURNS] += 1;
-        }
-        /* B or more: the next block runs in blocked mode as one block (DESIGN.md 3) */
-        rec[sp][KIND] = 2; rec[sp][OFF] = base; rec[sp][N] = m;
-        rec[sp][END] = base + m; rec[sp][DEPTH] = depth + 1;
-    }
-    free(rec); free(seg);
-    *lv_out = (double *)lv;
-    *nlv = st[MAXDEPTH] + 1;
-    return 0;
-}
-"""
+def drop_unused_labels(text: str) -> str:
+    """The kernel ends each thread's body with a label for early returns; a kernel
+    without such a return (no ``goto``) gets none (gcc -Wall: unused label)."""
+    for label in ("next_thread", "next_thread_b"):
+        if f"goto {label};" not in text:
+            text = text.replace(f"{label}: ;", ";")
+    return text
 
 
 def generate_c_module(program: ir.Program, task: str) -> str:

@@ -235,8 +235,8 @@ class LoopEmitter:
 
     # -- static scratch (two active lists, ping-pong)
     def globals(self) -> list[str]:
-        L = [f"static {s.ctype} *sa_{s.name}, *sb_{s.name};" for s in self.state]
-        L += ["static int64_t state_cap;",
+        L = [f"static RV_TLS {s.ctype} *sa_{s.name}, *sb_{s.name};" for s in self.state]
+        L += ["static RV_TLS int64_t state_cap;",
               "static void grow_state(int64_t n) {",
               "    if (n <= state_cap) return;"]
         for s in self.state:

@@ -2,42 +2,78 @@
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from revec import ir
-from revec.backends.c_codegen import CDEF, generate_c_module
+from revec.backends.c_codegen import generate_c_module
+from revec.backends.c_driver import CDEF, CDEF_OMP, W_COLS
 from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
+from revec.runtime.workers import run_stats
+from revec.transforms.blocking import to_block_program
 from revec.transforms.schedule import Schedule
 
 # Identical results to the numba back end: no FMA contraction, wrapping signed
 # arithmetic as insurance (the generated code already wraps through unsigned types).
 C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
-L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
-VEC, BLOCKS, PEAK = 3, 4, 6
-RC_NOMEM, RC_BUDGET, RC_INTERRUPTED = 2, 3, 4  # revec_run's failure codes (RUNTIME_PRELUDE)
+_LOCKS: dict[int, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+RC_NOMEM, RC_BUDGET, RC_INTERRUPTED = 2, 3, 4  # revec_run's failure codes (c_driver.RUNTIME_PRELUDE)
+
+
+@dataclass
+class RawRun:
+    """A run's accumulators (8 bytes per reducer), per-level statistics ``lv`` (tasks,
+    leaves, re-expansions, growth, returns), driver statistics ``st``, per-worker
+    statistics ``wst``, seconds, and the frontier of an expansion (frames per column,
+    at tree level ``frontier_depth``)."""
+
+    accs: np.ndarray
+    lv: np.ndarray
+    st: np.ndarray
+    wst: np.ndarray
+    seconds: float
+    frontier: list[np.ndarray] | None = None
+    frontier_depth: int = 0
+    frontier_count: int = 0
+
+    def stats(self, schedule: Schedule, workers: int = 1) -> RunStats:
+        return run_stats(self.lv, self.st, self.wst, self.seconds, schedule, workers)
 
 
 class CTask:
-    def __init__(self, program: ir.Program, task: str, compaction: str = "table") -> None:
+    def __init__(self, program: ir.Program, task: str, compaction: str = "table",
+                 omp: bool = False) -> None:
         self.program = program
         self.task = program.tasks[task]
         self.source = generate_c_module(program, task)
+        # the frame columns the driver keeps (parameters not passed on unchanged)
+        self.columns = to_block_program(program, task).columns
         flags = list(C_FLAGS)
         if compaction == "scalar":
             flags.append("-DRV_SCALAR_SPLIT")  # the kernel's branch-free scalar split
+        flags.append("-pthread")  # the driver's worker threads
+        if omp:
+            flags.append("-fopenmp")  # the OpenMP-tasks peer (revec_seq_omp)
         t0 = time.perf_counter()
-        self.ffi, self.lib = load_c_module(f"{Path(program.path).stem}_{task}", CDEF,
+        hint = f"{Path(program.path).stem}_{task}" + ("_omp" if omp else "")
+        self.ffi, self.lib = load_c_module(hint, CDEF_OMP if omp else CDEF,
                                            self.source, extra_compile_args=flags,
-                                           libraries=["m"])
+                                           libraries=["m", "pthread"])
         self.compile_seconds = time.perf_counter() - t0
+        # one run at a time per loaded module (its driver state is module-global)
+        with _LOCKS_GUARD:
+            self._lock = _LOCKS.setdefault(id(self.lib), threading.Lock())
         self._arrays = [np.ascontiguousarray(program.arrays[a]) for a in sorted(program.arrays)]
         self._array_ptrs = self.ffi.new("void *[]", max(len(self._arrays), 1))
         for i, a in enumerate(self._arrays):
@@ -61,23 +97,59 @@ class CTask:
         return {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
                 for i, r in enumerate(reducers)}
 
-    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0
-            ) -> tuple[dict[str, Any], RunStats]:
-        """Run one schedule; ``max_memory`` bounds the bytes of thread frames (0: none)."""
+    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
+            workers: int = 1) -> tuple[dict[str, Any], RunStats]:
+        """Run one schedule on ``workers`` threads; ``max_memory`` bounds the bytes of
+        thread frames of all workers together (0: none)."""
+        raw = self.run_raw(args, schedule, max_memory, workers)
+        return self.values(raw.accs), raw.stats(schedule, workers)
+
+    def run_raw(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
+                workers: int = 1, frames: list[np.ndarray] | None = None, depth: int = 0,
+                stop_at: int = 0, count: int = 0) -> RawRun:
+        """The run's accumulators and statistics arrays, unconverted.  ``frames``: start
+        from these thread frames (one array per column of :attr:`columns`, all at tree
+        level ``depth``, ``count`` of them) instead of the root; ``stop_at``: stop once the first bfs block
+        holds that many threads and return it as :attr:`RawRun.frontier`."""
         ffi = self.ffi
-        accs, reducers = self._accs()
+        accs, _ = self._accs()
         lv_out = ffi.new("double **")
         nlv = ffi.new("int64_t *")
         st = np.zeros(12, np.int64)
-        flag = interrupt.flag()
-        self.lib.revec_set_interrupt(ffi.cast("int64_t *", flag.ctypes.data))
-        interrupt.clear()
-        t0 = time.perf_counter()
-        rc = self.lib.revec_run(self._root(args), schedule.block_size,
-                                schedule.reexp_threshold, schedule.simd_width,
-                                self._array_ptrs, ffi.from_buffer("char[]", accs), lv_out, nlv,
-                                ffi.cast("int64_t *", st.ctypes.data), max_memory)
-        seconds = time.perf_counter() - t0
+        wst = np.zeros((max(workers, 1), W_COLS), np.int64)
+        ncols = max(len(self.columns), 1)
+        cols = ffi.new("void *[]", ncols)
+        n = 0
+        if frames is not None:
+            frames = [np.ascontiguousarray(a) for a in frames]
+            n = count
+            for i, a in enumerate(frames):
+                cols[i] = ffi.cast("void *", a.ctypes.data)
+        front = ffi.new("void *[]", ncols)
+        fn = ffi.new("int64_t *")
+        fd = ffi.new("int64_t *")
+        with self._lock:  # the driver's shared state is per module: one run at a time
+            flag = interrupt.flag()
+            self.lib.revec_set_interrupt(ffi.cast("int64_t *", flag.ctypes.data))
+            interrupt.clear()
+            t0 = time.perf_counter()
+            rc = self.lib.revec_run_from(
+                self._root(args), cols, n, depth, stop_at, front, fn, fd,
+                schedule.block_size, schedule.reexp_threshold, schedule.simd_width,
+                self._array_ptrs, ffi.from_buffer("char[]", accs), lv_out, nlv,
+                ffi.cast("int64_t *", st.ctypes.data), max_memory, max(workers, 1),
+                ffi.cast("int64_t *", wst.ctypes.data))
+            seconds = time.perf_counter() - t0
+        frontier = None
+        if int(fn[0]) > 0 or stop_at > 0:
+            frontier = []
+            for i, p in enumerate(self.columns):
+                k = int(fn[0]) * p.ty.dtype.itemsize
+                frontier.append(np.frombuffer(ffi.buffer(front[i], k), p.ty.dtype).copy()
+                                if k else np.zeros(0, p.ty.dtype))
+            for i in range(ncols):
+                if front[i] != ffi.NULL:
+                    self.lib.revec_free(front[i])
         if rc == RC_INTERRUPTED:
             raise KeyboardInterrupt
         if rc == RC_BUDGET:
@@ -86,28 +158,38 @@ class CTask:
             raise RevecError("out of memory: the C back end could not allocate its thread "
                              "blocks; use a smaller --block-size or the blocked / reexp "
                              "variant")
-        n = int(nlv[0])
-        lv = np.frombuffer(ffi.buffer(lv_out[0], n * 5 * 8), np.float64).reshape(n, 5).copy()
+        k = int(nlv[0])
+        lv = np.frombuffer(ffi.buffer(lv_out[0], k * 5 * 8), np.float64).reshape(k, 5).copy()
         self.lib.revec_free(lv_out[0])
-        tasks = lv[:, L_TASKS].astype(np.int64)
-        total = int(tasks.sum())
-        stats = RunStats(
-            tasks=total, leaves=int(lv[:, L_LEAVES].sum()), levels=n,
-            utilization=(int(st[VEC]) / total) if total else 0.0,
-            reexpansions=int(lv[:, L_REEXP].sum()), peak_live=int(st[PEAK]),
-            seconds=seconds, blocks=int(st[BLOCKS]), simd_width=schedule.simd_width,
-            tasks_per_level=tasks.tolist(),
-            leaves_per_level=lv[:, L_LEAVES].astype(np.int64).tolist(),
-            reexpansions_per_level=lv[:, L_REEXP].astype(np.int64).tolist(),
-            reexp_growth_per_level=[float(g / r) if r else 0.0
-                                    for g, r in zip(lv[:, L_GROWTH], lv[:, L_RETURNS])],
-        )
-        return self._values(accs, reducers), stats
+        return RawRun(accs, lv, st, wst, seconds, frontier, int(fd[0]), int(fn[0]))
+
+    def values(self, accs: np.ndarray) -> dict[str, Any]:
+        return self._values(accs, list(self.program.reducers.values()))
 
     def run_recursive(self, args: tuple[Any, ...]) -> tuple[dict[str, Any], float]:
         """The plain recursive C of the same program (the C programmer's baseline)."""
         accs, reducers = self._accs()
-        t0 = time.perf_counter()
-        self.lib.revec_seq(self._root(args), self._array_ptrs,
-                           self.ffi.from_buffer("char[]", accs))
-        return self._values(accs, reducers), time.perf_counter() - t0
+        with self._lock:
+            t0 = time.perf_counter()
+            self.lib.revec_seq(self._root(args), self._array_ptrs,
+                               self.ffi.from_buffer("char[]", accs))
+            seconds = time.perf_counter() - t0
+        return self._values(accs, reducers), seconds
+
+    def run_omp(self, args: tuple[Any, ...], threads: int, cutoff: int
+                ) -> tuple[dict[str, Any], float]:
+        """The OpenMP-tasks peer (a task per spawn above depth ``cutoff``) on
+        ``threads`` threads; needs ``omp=True``."""
+        accs, reducers = self._accs()
+        with self._lock:
+            t0 = time.perf_counter()
+            self.lib.revec_seq_omp(self._root(args), self._array_ptrs,
+                                   self.ffi.from_buffer("char[]", accs), cutoff, threads)
+            seconds = time.perf_counter() - t0
+        return self._values(accs, reducers), seconds
+
+
+@functools.lru_cache(maxsize=16)
+def omp_task(program: ir.Program, task: str) -> CTask:
+    """The program built with ``-fopenmp``, for its OpenMP-tasks peer."""
+    return CTask(program, task, omp=True)

@@ -33,6 +33,7 @@ from revec.cli.common import write_atomic
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
+from revec.runtime.workers import merge_accs, run_stats
 from revec.transforms.blocking import to_block_program
 from revec.transforms.schedule import Schedule
 
@@ -206,9 +207,12 @@ class NumbaTask:
                                    for p in self.task.params], np.int64)
         self.static_k = -1 if self.task.max_spawns is None else int(self.task.max_spawns)
 
-    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0
-            ) -> tuple[dict[str, Any], RunStats]:
-        """Run one schedule; ``max_memory`` bounds the bytes of thread frames (0: none)."""
+    def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
+            workers: int = 1) -> tuple[dict[str, Any], RunStats]:
+        """Run one schedule on ``workers`` threads; ``max_memory`` bounds the bytes of
+        thread frames of all workers together (0: none)."""
+        if workers > 1:
+            return self.run_workers(args, schedule, max_memory, workers)
         cols = typed.List()
         for p, a in zip(self.task.params, args):
             col = np.zeros(1024, p.ty.dtype)
@@ -224,7 +228,7 @@ class NumbaTask:
         for i, r in enumerate(reducers):
             accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
         ints = typed.List([np.zeros(max(self.static_k, 4), np.int64),
-                           np.array([max_memory, 0], np.int64), np.empty(1, np.int64),
+                           np.array([max_memory, 0, 0], np.int64), np.zeros(1, np.int64),
                            np.zeros(8, np.int64), interrupt.flag()])
         interrupt.clear()
         t0 = time.perf_counter()
@@ -265,3 +269,90 @@ class NumbaTask:
                                     for g, r in zip(lv[:, S.L_GROWTH], returns)],
         )
         return values, stats
+
+    def _state(self, args: tuple[Any, ...]) -> tuple[Any, np.ndarray]:
+        """A worker's frame / scratch columns (the root in slot 0) and accumulators."""
+        cols = typed.List()
+        for p, a in zip(self.task.params, args):
+            col = np.zeros(1024, p.ty.dtype)
+            col[0] = a
+            cols.append(col.view(np.uint8))
+        for _ in range(2):
+            for p in self.task.params:
+                cols.append(np.zeros(1024, p.ty.dtype).view(np.uint8))
+        for _ in range(self.module.SCRATCH_COLUMNS):
+            cols.append(np.zeros(1024, np.uint8))
+        reducers = list(self.program.reducers.values())
+        accs = np.zeros(8 * max(len(reducers), 1), np.uint8)
+        for i, r in enumerate(reducers):
+            accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
+        return cols, accs
+
+    def run_workers(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int,
+                    workers: int) -> tuple[dict[str, Any], RunStats]:
+        """The schedule on ``workers`` nogil threads with work stealing
+        (:mod:`revec.runtime.numba_workers`)."""
+        import threading
+
+        from revec.runtime import numba_workers as NW
+
+        reducers = list(self.program.reducers.values())
+        ncols = self.itemsizes.size
+        ctl = np.array([1, 0], np.int64)
+        req = np.zeros(workers, np.int64)
+        resp = np.zeros(workers, np.int64)
+        used = np.zeros(workers, np.int64)
+        pk_cols = typed.List([np.zeros(max(NW.PKG_CAP * int(w), 1), np.uint8)
+                              for _ in range(workers) for w in self.itemsizes])
+        pk_meta = np.zeros((workers, NW.PK_COUNTS + NW.PKG_SEGS), np.int64)
+        wst = np.zeros((workers, NW.W_COLS), np.int64)
+        states = [self._state(args) for _ in range(workers)]
+        ints = [typed.List([np.zeros(max(self.static_k, 4), np.int64),
+                            np.array([max_memory, 0, w], np.int64), used,
+                            np.zeros(8, np.int64), interrupt.flag()]) for w in range(workers)]
+        interrupt.clear()
+        out: list[Any] = [None] * workers
+        errors: list[BaseException] = []
+        del ncols
+
+        def work(w: int) -> None:
+            try:
+                cols, accs = states[w]
+                out[w] = NW.run_worker(
+                    self.module.kernel, cols, self.itemsizes, self.consts, accs, ints[w],
+                    self.static_k, schedule.block_size, schedule.reexp_threshold,
+                    schedule.simd_width, w, workers, ctl, req, resp, pk_cols, pk_meta, wst)
+            except BaseException as err:  # noqa: BLE001 - re-raised below
+                ctl[NW.STOP] = 1
+                errors.append(err)
+
+        hz = NW.cycles_per_second()
+        threads = [threading.Thread(target=work, args=(w,)) for w in range(1, workers)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        work(0)
+        for t in threads:
+            t.join()
+        seconds = time.perf_counter() - t0
+        if interrupt.interrupted():  # every worker stopped between blocks
+            raise KeyboardInterrupt
+        if errors:
+            raise errors[0]
+        if any(i[1][1] != 0 for i in ints):
+            raise MemoryBudgetError(max_memory)
+        accs = states[0][1].copy()
+        for w in range(1, workers):
+            merge_accs(reducers, accs, states[w][1])
+        depth = max(len(lv) for lv, _ in out)
+        lv = np.zeros((depth, S.LV_COLS), np.float64)
+        st = np.zeros(S.ST_SIZE, np.int64)
+        for wl, wstat in out:
+            lv[: len(wl)] += wl
+            st[S.VEC] += wstat[S.VEC]
+            st[S.BLOCKS] += wstat[S.BLOCKS]
+            st[S.PEAK] += wstat[S.PEAK]
+        wst[:, NW.W_IDLE] = (wst[:, NW.W_IDLE] / hz * 1e9).astype(np.int64)
+        values = {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
+                  for i, r in enumerate(reducers)}
+        return values, run_stats(lv, st, wst, seconds, schedule, workers)

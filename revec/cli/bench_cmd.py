@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "(default: the sweep of docs/benchmarks.md)")
     p.add_argument("--backends", default="c,numba", metavar="LIST",
                    help="suite: back ends to run (default: c,numba)")
+    p.add_argument("--workers", default=None, metavar="LIST",
+                   help="suite: measure these worker counts (e.g. 1,2) against plain C and "
+                        "its OpenMP-tasks peer instead of the one-core sweep; writes "
+                        "workers.md (default: one worker, the one-core sweep)")
     p.add_argument("--out", "--reports-dir", dest="out", default="reports", metavar="DIR",
                    help="where results and reports go: the suite's under DIR/bench (the "
                         "default size) or DIR/bench/SIZE, compaction's in DIR (default: "
@@ -79,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     names = args.names or list(BENCHMARKS)
     suite_names = [n for n in names if n in BENCHMARKS]
     others = {n: bench.get_runner(n) for n in names if n not in BENCHMARKS}  # unknown: fail
+    if args.workers is not None:
+        return _run_workers(args, suite_names)
     if not args.no_report:
         _refuse_overwrite(args, suite_names, list(others), SIZES)
     records = _run_suite(args, suite_names, SIZES) if suite_names else []
@@ -120,6 +126,24 @@ def _refuse_overwrite(args: argparse.Namespace, suite_names: list[str], others: 
         shown = ", ".join(str(f) for f in found[:3]) + (" ..." if len(found) > 3 else "")
         raise RevecError(f"results are already stored there ({shown}); pass --out DIR to "
                          "put this run's results elsewhere, or --overwrite to replace them")
+
+
+def _run_workers(args: argparse.Namespace, names: list[str]) -> int:
+    from revec.bench.suite import suite_dir
+    from revec.bench.workers_table import run_workers_table
+    from revec.runtime.memory import default_budget, parse_size
+
+    workers = _int_list(args.workers, "--workers")
+    size = args.size or "default"
+    budget = default_budget() if args.max_memory is None else parse_size(args.max_memory)
+    out_dir = None if args.no_report else suite_dir(Path(args.out), size)
+    recs = run_workers_table(names, size, workers, args.repeats or 5, budget, out_dir,
+                             progress=not args.no_progress)
+    if args.json:
+        print_json(recs)
+    elif out_dir is not None:
+        print(out_dir / "workers.md")
+    return 0
 
 
 def _run_suite(args: argparse.Namespace, names: list[str], sizes: tuple[str, ...]

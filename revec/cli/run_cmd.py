@@ -41,6 +41,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--compaction", choices=COMPACTIONS, default=None,
                    help="the block split and active lists: table-driven vector "
                         "compaction steps (default) or branch-free scalar steps")
+    p.add_argument("--workers", type=positive, default=None, metavar="N",
+                   help="threads running the schedule, balanced by work stealing "
+                        "(default: the cores this process may use; 1: one core)")
+    dask = p.add_mutually_exclusive_group()
+    dask.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                      help="run on an existing Dask cluster (e.g. tcp://host:8786): a "
+                           "breadth-first frontier is cut into chunks, one Dask task each")
+    dask.add_argument("--dask-local", type=positive, default=None, metavar="N",
+                      help="run on a local Dask cluster of N worker processes")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -61,12 +70,26 @@ def run(args: argparse.Namespace) -> int:
              f"{args.simd_width}: every block leaves lanes idle")
     if args.variant != "seq":
         _compile(args)
-    result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
-                         backend=args.backend or "auto", block_size=args.block_size,
-                         reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
-                         max_memory=None if args.max_memory is None
-                         else parse_size(args.max_memory),
-                         compaction=args.compaction)
+    if args.workers == 0:
+        raise RevecError("--workers must be at least 1")
+    if args.dask_local == 0:
+        raise RevecError("--dask-local must be at least 1")
+    max_memory = None if args.max_memory is None else parse_size(args.max_memory)
+    if args.scheduler is not None or args.dask_local is not None:
+        from revec.runtime.dask_runner import run_dask
+
+        result = run_dask(args.file, args.task, tuple(args.args), variant=args.variant,
+                          backend=args.backend, block_size=args.block_size,
+                          reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
+                          max_memory=max_memory, workers=args.workers,
+                          scheduler=args.scheduler, local=args.dask_local,
+                          progress=not args.json)
+    else:
+        result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
+                             backend=args.backend or "auto", block_size=args.block_size,
+                             reexp_threshold=args.reexp_threshold,
+                             simd_width=args.simd_width, max_memory=max_memory,
+                             compaction=args.compaction, workers=args.workers)
     # only the reducers this task folds into (a file may hold other tasks' reducers)
     from revec.api import get_program
 
@@ -94,6 +117,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"tasks {s.tasks}  leaves {s.leaves}  levels {s.levels}  blocks {s.blocks}")
     print(f"SIMD utilization {s.utilization:.4f}  re-expansions {s.reexpansions}  "
           f"peak live frames {s.peak_live}  time {s.seconds:.4f} s")
+    if s.per_worker:
+        print(f"workers {s.workers}:")
+        for i, w in enumerate(s.per_worker):
+            if "chunk" in w:
+                print(f"  chunk {w['chunk']}: frames {w['frames']}  tasks {w['tasks']}  "
+                      f"{w['seconds']:.4f} s")
+            else:
+                print(f"  worker {i}: tasks {w['tasks']}  steals {w['steals']}  "
+                      f"idle {w['idle_seconds']:.4f} s")
     return 0
 
 

@@ -46,9 +46,19 @@ def over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
     scratch = 0
     for c in range(itemsizes.size, len(cols)):
         scratch += cols[c].size
-    if frames * itemsizes.sum() + scratch > budget:
+    mine = frames * itemsizes.sum() + scratch
+    # several workers share the budget: ints[2][j] holds worker j's bytes, ints[1][2]
+    # is this worker's j (one worker: ints[2] = [0])
+    used = ints[2]
+    me = ints[1][2]
+    others = 0
+    for j in range(used.size):
+        if j != me:
+            others += used[j]
+    if mine + others > budget:
         ints[1][1] = 1
         return True
+    used[me] = mine
     return False
 
 
@@ -79,7 +89,7 @@ M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED = range(6)
 # consts: the module-level arrays the program reads, as bytes
 # accs:   one 8-byte slot per reducer
 # ints:   [kcnt (children per spawn index), [memory budget in bytes (0: none), over-budget
-#         flag] (the driver's), unused, meta]
+#         flag, worker index] (the driver's), bytes held by each worker (shared), meta]
 # start:  0 for a new block; j + 1 to resume the inductive threads at j after the driver
 #         made room for more child blocks (meta: nb, ni, kused, status, resume, need)
 BYTES = types.uint8[::1]

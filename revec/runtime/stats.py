@@ -23,6 +23,10 @@ class RunStats:
     # mean factor by which a re-expanded block grew before returning to blocked mode,
     # per level where it returned (0 where none returned)
     reexp_growth_per_level: list[float] = field(default_factory=list)
+    # workers that ran the schedule; with more than one: their own statistics (tasks,
+    # steals, steal requests, idle seconds, ...) and peak_live is the sum of their peaks
+    workers: int = 1
+    per_worker: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,185 @@
+"""Runs across machines with Dask (docs/design.md, "Workers").
+
+The root expands breadth-first (one bfs block per level, in this process) until a level
+holds many more threads than the cluster has cores; that frontier is cut into chunks
+(SoA numpy arrays, a few chunks per core: over-decomposition, so Dask's own dynamic
+scheduling balances unbalanced trees).  Each chunk is a pure Dask task: it runs the
+compiled program (C back end) from the chunk's frames with the local multi-core runtime
+and returns its reducers and statistics.  A task lost with its worker is simply run
+again.  Results are combined in chunk order: the expansion's reducers, then chunk 0,
+1, ...; so integer, min and max results equal a single process's, and float sums
+differ by summation order only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from revec.api import RunResult, compiled_task, get_program, root_args
+from revec.errors import RevecError
+from revec.runtime.memory import default_budget
+from revec.runtime.workers import default_workers, merge_accs, run_stats
+from revec.transforms.schedule import Schedule
+
+CHUNKS_PER_CORE = 4
+THREADS_PER_CHUNK = 256  # frontier threads per chunk the expansion aims for
+
+
+def _program_path(path: str, source: str) -> str:
+    """The program file on this machine: ``path`` if it holds ``source``, else a copy
+    of ``source`` under the cache directory (a worker on another machine)."""
+    p = Path(path)
+    try:
+        if p.is_file() and p.read_text() == source:
+            return path
+    except OSError:
+        pass
+    root = os.environ.get("REVEC_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "revec")
+    d = Path(root) / "dask" / hashlib.sha256(source.encode()).hexdigest()[:20]
+    d.mkdir(parents=True, exist_ok=True)
+    q = d / p.name
+    if not q.exists():
+        tmp = d / f".{p.name}.{os.getpid()}"
+        tmp.write_text(source)
+        os.replace(tmp, q)
+    return str(q)
+
+
+def run_chunk(path: str, source: str, task: str, rargs: tuple[Any, ...],
+              frames: list[np.ndarray], count: int, depth: int, schedule: Schedule,
+              max_memory: int, workers: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """One Dask task: the schedule from ``count`` thread frames (one array per column,
+    tree level ``depth``); returns the
+    accumulators, per-level statistics, driver statistics and seconds."""
+    program = get_program(_program_path(path, source))
+    ctask = compiled_task(program, task, "c")
+    raw = ctask.run_raw(rargs, schedule, max_memory, workers or _chunk_workers(),
+                        frames=frames, depth=depth, count=count)
+    return raw.accs, raw.lv, raw.st, raw.seconds
+
+
+def _chunk_workers() -> int:
+    """Every core of the worker's machine: chunks in one process run one at a time (the
+    compiled driver's state is per module), each on all cores."""
+    return default_workers()
+
+
+def _add_levels(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    n = max(len(a), len(b))
+    out = np.zeros((n, a.shape[1]), np.float64)
+    out[: len(a)] += a
+    out[: len(b)] += b
+    return out
+
+
+def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = (), *,
+             variant: str = "reexp", backend: str | None = None,
+             block_size: int | None = None, reexp_threshold: int | None = None,
+             simd_width: int | None = None, max_memory: int | None = None,
+             workers: int | None = None, scheduler: str | None = None,
+             local: int | None = None, client: Any = None, chunks: int | None = None,
+             progress: bool = False,
+             on_chunk: Callable[[int, int, Any], None] | None = None) -> RunResult:
+    """Run a task on a Dask cluster: ``client`` (a ``distributed.Client``), or the
+    cluster at ``scheduler``, or a ``LocalCluster`` of ``local`` processes.  ``workers``:
+    threads per chunk (default: the worker machine's cores); ``chunks``:
+    how many chunks (default: 4 per cluster core).  ``on_chunk(done, total, client)`` is
+    called as chunks finish (progress)."""
+    if variant == "seq":
+        raise RevecError("--variant seq runs in this process; Dask runs need bfs, blocked "
+                         "or reexp")
+    if backend not in (None, "c"):
+        raise RevecError("Dask runs use the C back end; drop --backend or pass --backend c")
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:  # pragma: no cover - a dependency
+        raise RevecError("Dask runs need the 'distributed' package") from None
+    program = get_program(path)
+    rargs = root_args(program, task, args)
+    schedule = Schedule.make(variant, block_size, reexp_threshold, simd_width)
+    budget = default_budget() if max_memory is None else max_memory
+    if budget < 0:
+        raise RevecError(f"max_memory must not be negative, got {budget}")
+    ctask = compiled_task(program, task, "c")
+    reducers = list(program.reducers.values())
+    own: list[Any] = []
+    t0 = time.perf_counter()
+    try:
+        if client is None:
+            if scheduler is not None:
+                try:
+                    client = Client(scheduler, timeout="20s")
+                except (OSError, TimeoutError) as err:
+                    raise RevecError(f"cannot reach the Dask scheduler at {scheduler}: "
+                                     f"{err}") from None
+            else:
+                cluster = LocalCluster(n_workers=local or default_workers(),
+                                       threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+                own.append(cluster)
+                client = Client(cluster)
+            own.insert(0, client)
+        cores = max(sum(client.nthreads().values()), 1)
+        nchunks = chunks or CHUNKS_PER_CORE * cores
+        # the frontier: one bfs block per level until it holds enough threads
+        expand = Schedule.make("bfs", 1 << 62, 0, schedule.simd_width)
+        raw = ctask.run_raw(rargs, expand, budget, 1, stop_at=nchunks * THREADS_PER_CHUNK)
+        accs, lv, st = raw.accs, raw.lv, raw.st.copy()
+        peak = int(st[6])
+        rows: list[dict[str, Any]] = []
+        n = raw.frontier_count
+        if n > 0:
+            frontier = raw.frontier or []
+            bounds = np.linspace(0, n, min(nchunks, n) + 1).astype(np.int64)
+            source = Path(path).read_text()
+            from dask.base import tokenize
+
+            token = tokenize(source, task, rargs, schedule, budget, workers, n,
+                             raw.frontier_depth, frontier)
+            futures = []
+            for i in range(len(bounds) - 1):
+                part = [a[bounds[i]: bounds[i + 1]] for a in frontier]
+                futures.append(client.submit(
+                    run_chunk, str(Path(path).resolve()), source, task, rargs, part,
+                    int(bounds[i + 1] - bounds[i]), raw.frontier_depth, schedule, budget,
+                    workers, key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
+            index = {f.key: i for i, f in enumerate(futures)}
+            results: list[Any] = [None] * len(futures)
+            done = 0
+            for fut in as_completed(futures):
+                results[index[fut.key]] = fut.result()
+                done += 1
+                if progress:
+                    print(f"\rrevec: {done}/{len(futures)} chunks done", end="",
+                          file=sys.stderr, flush=True)
+                if on_chunk is not None:
+                    on_chunk(done, len(futures), client)
+            if progress:
+                print(file=sys.stderr)
+            for i, (c_accs, c_lv, c_st, c_sec) in enumerate(results):  # in chunk order
+                merge_accs(reducers, accs, c_accs)
+                lv = _add_levels(lv, c_lv)
+                st[3] += c_st[3]
+                st[4] += c_st[4]
+                peak = max(peak, int(c_st[6]))
+                rows.append({"chunk": i, "tasks": int(c_lv[:, 0].sum()), "seconds": c_sec,
+                             "frames": int(bounds[i + 1] - bounds[i])})
+        st[6] = peak
+    finally:
+        for obj in own:
+            obj.close()
+    stats = run_stats(lv, st, np.zeros((1, 8), np.int64), time.perf_counter() - t0,
+                      schedule)
+    stats.workers = cores
+    stats.per_worker = rows
+    values = ctask.values(accs)
+    return RunResult(task, rargs, variant, "c", schedule, values, stats)

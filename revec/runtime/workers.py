@@ -1,0 +1,80 @@
+"""Several workers: how many by default, and their statistics (docs/design.md, Workers)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from revec import ir
+from revec.errors import RevecError
+from revec.runtime.stats import RunStats
+from revec.transforms.schedule import Schedule
+
+# driver statistics shared by both back ends (st: vectorized threads, blocks, peak live)
+ST_VEC, ST_BLOCKS, ST_PEAK = 3, 4, 6
+# columns of the drivers' per-worker statistics (revec.backends.c_driver.W_*)
+W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU_NS = range(8)
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return max(os.cpu_count() or 1, 1)
+
+
+def check_workers(workers: int | None) -> int:
+    """``None`` -> :func:`default_workers`; fewer than 1 is a user error."""
+    if workers is None:
+        return default_workers()
+    if int(workers) < 1:
+        raise RevecError(f"workers must be at least 1, got {workers}")
+    return int(workers)
+
+
+def per_worker_stats(wst: np.ndarray) -> list[dict[str, Any]]:
+    """One row per worker: tasks run, successful steals, steal requests, idle seconds,
+    packages given to thieves, peak live frames, blocks and the thread's CPU seconds
+    (both back ends)."""
+    return [{"tasks": int(r[W_TASKS]), "steals": int(r[W_STEALS]),
+             "steal_requests": int(r[W_ATTEMPTS]), "idle_seconds": float(r[W_IDLE_NS]) / 1e9,
+             "given": int(r[W_GIVEN]), "peak_live": int(r[W_PEAK]),
+             "blocks": int(r[W_BLOCKS]), "cpu_seconds": float(r[W_CPU_NS]) / 1e9}
+            for r in wst]
+
+
+def merge_accs(reducers: list[ir.ReducerDecl], a: np.ndarray, b: np.ndarray) -> None:
+    """Fold the accumulators ``b`` into ``a`` (8 bytes per reducer)."""
+    for i, r in enumerate(reducers):
+        x = a[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)
+        y = b[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)
+        if r.op == "sum":
+            x[0] = (x[0] or y[0]) if r.dtype.kind == "b" else (x + y)[0]  # arrays wrap
+        elif r.op == "min":
+            x[0] = min(x[0], y[0])
+        else:
+            x[0] = max(x[0], y[0])
+
+
+def run_stats(lv: np.ndarray, st: np.ndarray, wst: np.ndarray, seconds: float,
+              schedule: Schedule, workers: int = 1) -> RunStats:
+    tasks = lv[:, 0].astype(np.int64)
+    total = int(tasks.sum())
+    stats = RunStats(
+        tasks=total, leaves=int(lv[:, 1].sum()), levels=len(tasks),
+        utilization=(int(st[ST_VEC]) / total) if total else 0.0,
+        reexpansions=int(lv[:, 2].sum()), peak_live=int(st[ST_PEAK]),
+        seconds=seconds, blocks=int(st[ST_BLOCKS]), simd_width=schedule.simd_width,
+        tasks_per_level=tasks.tolist(),
+        leaves_per_level=lv[:, 1].astype(np.int64).tolist(),
+        reexpansions_per_level=lv[:, 2].astype(np.int64).tolist(),
+        reexp_growth_per_level=[float(g / r) if r else 0.0
+                                for g, r in zip(lv[:, 3], lv[:, 4])],
+    )
+    if workers > 1:
+        stats.workers = workers
+        stats.per_worker = per_worker_stats(wst)
+    return stats

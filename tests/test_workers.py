@@ -1,0 +1,171 @@
+"""Several workers with work stealing (C back end's threads, numba's nogil threads):
+the same reducers as one worker and the sequential reference, for every worker count;
+statistics merged; the memory budget covers all workers; the C driver under
+ThreadSanitizer (pytest -m tsan)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from revec.api import get_program, root_args, run_loaded
+from revec.backends.c_codegen import generate_c_module
+from revec.bench.presets import BENCHMARKS, PRESETS
+from revec.cli import main
+from revec.runtime.memory import MemoryBudgetError
+
+ROOT = Path(__file__).resolve().parent.parent
+SKEW = ROOT / "tests" / "programs" / "skew.py"
+BACKENDS = ("numba", "c")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_benchmarks_any_worker_count(backend: str, name: str) -> None:
+    pre = PRESETS[name]["quick"]
+    program = get_program(pre.path)
+    one = run_loaded(program, pre.task, pre.root_args, backend=backend, block_size=8,
+                     reexp_threshold=8)
+    for workers in (2, 3):
+        many = run_loaded(program, pre.task, pre.root_args, backend=backend, block_size=8,
+                          reexp_threshold=8, workers=workers)
+        assert many.reducers == one.reducers, (workers, many.reducers, one.reducers)
+        assert many.stats.tasks_per_level == one.stats.tasks_per_level
+        assert many.stats.leaves_per_level == one.stats.leaves_per_level
+        assert many.stats.workers == workers
+        rows = many.stats.per_worker
+        assert len(rows) == workers
+        assert sum(r["tasks"] for r in rows) == one.stats.tasks
+        assert many.stats.peak_live == sum(r["peak_live"] for r in rows)
+        assert all(r["idle_seconds"] >= 0 for r in rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stress_unbalanced_500_runs(backend: str) -> None:
+    """A small unbalanced tree (children n - 1 and n - 3), 500 runs on 2 workers with
+    small blocks: the same integer, min and max results every time."""
+    program = get_program(SKEW)
+    args = root_args(program, "skew", (26, 0))
+    ref = run_loaded(program, "skew", args, variant="seq").reducers
+    steals = 0
+    for i in range(500):
+        res = run_loaded(program, "skew", args, backend=backend, block_size=8,
+                         reexp_threshold=8, workers=2)
+        assert res.reducers == ref, (i, res.reducers, ref)
+        steals += sum(r["steals"] for r in res.stats.per_worker)
+    assert steals > 0  # the runs did balance work between the workers
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_budget_covers_all_workers(backend: str) -> None:
+    """A bfs run over the budget stops with every worker count; with the budget a
+    one-worker reexp run needs, workers share it (no failure needed for that: the
+    driver counts every worker's frames against one total)."""
+    program = get_program(ROOT / "benchmarks" / "nqueens.py")
+    for workers in (1, 2, 3):
+        with pytest.raises(MemoryBudgetError):
+            run_loaded(program, "nqueens", (11,), variant="bfs", backend=backend,
+                       max_memory=1 << 18, workers=workers)
+
+
+def test_cli_workers_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", str(ROOT / "benchmarks" / "fib.py"), "fib", "24", "--backend", "c",
+                 "--workers", "2", "--block-size", "16", "--json"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["reducers"] == {"count": 46368}
+    assert doc["workers"] == doc["stats"]["workers"] == 2
+    assert len(doc["stats"]["per_worker"]) == 2
+    assert {"tasks", "steals", "idle_seconds"} <= set(doc["stats"]["per_worker"][0])
+
+
+def test_cli_zero_workers_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(ROOT / "benchmarks" / "fib.py"), "fib", "10",
+                 "--workers", "0"]) == 2
+    assert "--workers must be at least 1" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- ThreadSanitizer
+TSAN_MAIN = r"""
+#include <stdio.h>
+int main(void) {
+    static const unsigned char root[] = {@ROOT@};
+    static const unsigned char acc0[] = {@ACCS@};
+    const void *arrays[1] = {0};
+    for (int rep = 0; rep < 3; rep++) {
+        for (int workers = 2; workers <= 3; workers++) {
+            char accs[sizeof(acc0)];
+            memcpy(accs, acc0, sizeof(acc0));
+            double *lv; int64_t nlv, st[12], wst[3 * 8];
+            int rc = revec_run((const char *)root, @B@, @B@, 16, arrays, accs, &lv, &nlv, st,
+                               0, workers, wst);
+            if (rc) { printf("rc %d\n", rc); return 1; }
+            for (size_t i = 0; i < sizeof(accs); i++) printf("%02x", (unsigned char)accs[i]);
+            printf("\n");
+            revec_free(lv);
+        }
+    }
+    return 0;
+}
+"""
+
+TSAN_CASES = [("fib", "benchmarks/fib.py", (22,), 16),
+              ("skew", "tests/programs/skew.py", (22, 0), 8),
+              ("nqueens", "benchmarks/nqueens.py", (8,), 8),
+              ("binomial", "benchmarks/binomial.py", (16, 7), 8),
+              # loops of spawns in lock step (thread-local lane state), floats, min/max
+              ("branches", "tests/programs/lanes.py", (), 8),
+              ("whiles", "tests/programs/lanes.py", (), 8),
+              ("fors", "tests/programs/lanes.py", (), 8),
+              ("walk", "tests/programs/uniform.py", (), 8),
+              ("pairs", "tests/programs/uniform.py", (), 8)]
+
+
+def _bytes(values: list[bytes]) -> str:
+    return ", ".join(str(b) for v in values for b in v) or "0"
+
+
+@pytest.mark.slow
+@pytest.mark.tsan
+@pytest.mark.parametrize("task,path,args,b", TSAN_CASES)
+def test_c_driver_under_thread_sanitizer(tmp_path: Path, task: str, path: str,
+                                         args: tuple[int, ...], b: int) -> None:
+    cc = shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no gcc")
+    program = get_program(ROOT / path)
+    rargs = root_args(program, task, args)
+    params = program.tasks[task].params
+    root = [np.array([a], p.ty.dtype).tobytes().ljust(8, b"\0") for p, a in zip(params, rargs)]
+    reducers = list(program.reducers.values())
+    accs = [np.array([r.identity()], r.dtype).tobytes().ljust(8, b"\0") for r in reducers]
+    src = generate_c_module(program, task)
+    main_c = (TSAN_MAIN.replace("@ROOT@", _bytes(root)).replace("@ACCS@", _bytes(accs))
+              .replace("@B@", str(b)))
+    (tmp_path / "prog.c").write_text(src + main_c)
+    exe = tmp_path / "prog"
+    build = subprocess.run([cc, "-O1", "-g", "-fsanitize=thread", "-pthread", "-fwrapv",
+                            "-march=native", str(tmp_path / "prog.c"), "-o", str(exe), "-lm"],
+                           capture_output=True, text=True)
+    if build.returncode != 0 and "sanitize" in build.stderr:
+        pytest.skip(f"gcc cannot build with -fsanitize=thread: {build.stderr[:200]}")
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=600)
+    assert "ThreadSanitizer" not in run.stderr, run.stderr[:4000]
+    assert run.returncode == 0, run.stdout + run.stderr[:2000]
+    ref = run_loaded(program, task, rargs, variant="seq").reducers
+    lines = run.stdout.split()
+    assert len(lines) == 6
+    for line in lines:
+        got = np.frombuffer(bytes.fromhex(line), np.uint8)
+        for i, r in enumerate(reducers):
+            value = got[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
+            if r.dtype.kind == "f":
+                assert value == pytest.approx(ref[r.name], rel=1e-9), (r.name, value)
+            else:
+                assert value == ref[r.name], (r.name, value, ref[r.name])
