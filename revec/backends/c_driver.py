@@ -597,7 +597,8 @@ def driver_source(gen: CModuleGen) -> str:
         t = ctype(ir.Ty(r.dtype))
         merge += [f"    {{ {t} a, b; memcpy(&a, dst + {8 * i}, sizeof(a)); "
                   f"memcpy(&b, src + {8 * i}, sizeof(b));",
-                  f"      {_combine(r, 'a', 'b')} memcpy(dst + {8 * i}, &a, sizeof(a)); }}"]
+                  f"      {_combine(r, 'a', 'b')}",
+                  f"      memcpy(dst + {8 * i}, &a, sizeof(a)); }}"]
     merge += ["    (void)dst; (void)src;", "}"]
     head, sep, tail = DRIVER.partition("static rv_worker *rv_workers;")
     body = (head + "\n".join(pack) + "\n" + "\n".join(init) + "\n" + "\n".join(merge)
