@@ -319,6 +319,9 @@ class FunctionLowerer:
                 if guess != self.result_ty:
                     self.result_ty = guess
                     self.changed = True
+                    # the locals' types were inferred from the old result type (a local
+                    # summing children's results holds that type): infer them afresh
+                    self.env = {}
             return pro, cond, base, ind
 
         pro, cond, base, ind = self.fixpoint(lower_all)
