@@ -51,7 +51,7 @@ def test_both_emitters_consume_every_step(path: Path) -> None:
 # the inductive shape of each benchmark, as the kernels' docstrings describe them
 SHAPES = {
     "binomial": kp.StraightSpawns, "fib": kp.StraightSpawns, "knapsack": kp.StraightSpawns,
-    "treebuild": kp.StraightSpawns,
+    "treebuild": kp.ThreadSpawns,  # while loops before its spawns
     "graphcol": kp.LaneSpawns, "parentheses": kp.LaneSpawns,
     "minmax": kp.LoopIterate, "nqueens": kp.LoopIterate, "uts": kp.LoopIterate,
 }
@@ -71,11 +71,15 @@ def test_benchmark_shapes(name: str) -> None:
         assert plan.slack == 0
 
 
-def test_uts_loop_grows_child_blocks_and_nqueens_does_not() -> None:
+def test_loop_state_of_a_for_and_a_while() -> None:
     ((_, uts),) = plans(ROOT / "benchmarks" / "uts.py")
     ((_, nq),) = plans(ROOT / "benchmarks" / "nqueens.py")
+    # a loop's trip count is data-dependent: the child blocks grow at run time
     assert uts.loop is not None and uts.loop[1].dynamic
-    assert nq.loop is not None and not nq.loop[1].dynamic
+    assert nq.loop is not None and nq.loop[1].dynamic
+    # uts' ``for i in range(kids)`` carries i and its stop; nqueens' while carries free
+    assert {c.name for c in uts.loop[0].state} >= {"i", "_stop", "h0", "h4"}
+    assert {c.name for c in nq.loop[0].state} == {"free", "cols", "d1", "d2"}
     # nqueens' n is passed on unchanged (one value per tree), row is level-uniform
     assert [c.name for c in nq.invariant] == ["n"]
     assert [c.name for c in nq.uniform] == ["row"]

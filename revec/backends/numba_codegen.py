@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 from revec import ir
-from revec.backends import numba_lanes
 from revec.backends.pyexpr import ExprEmitter, StmtEmitter, np_type, zero_of
 from revec.runtime.compaction import numba_vector
 from revec.transforms import kernel_plan as kp
@@ -127,8 +126,9 @@ class NumbaModuleGen:
         # child blocks' counts as locals.  Measured (numba reexp, B = 2^14, medians of 3):
         # parentheses(16) 0.545 s -> 0.463 s; with three (graphcol, a chain of selects per
         # spawn) 0.60 s -> 0.69 s, so not beyond two
-        threads = self.plan.step(kp.ThreadSpawns)
-        self.local_counts = isinstance(threads, kp.ThreadSpawns) and threads.counts_in_locals
+        threads = self.plan.step(kp.ThreadSpawns) or self.plan.step(kp.LaneSpawns)
+        self.local_counts = isinstance(threads, kp.ThreadSpawns | kp.LaneSpawns) \
+            and threads.counts_in_locals
         # the columns read per thread: a field equal in every thread of the block
         # (blocking.uniform_params) is read once, at the block's first thread
         self.varying = tuple(p for p in self.bp.columns if p.name not in self.bp.uniform)
@@ -241,16 +241,19 @@ class NumbaModuleGen:
             case kp.ThreadSpawns():
                 return [
                     "    # this kernel shape cannot use the vector primitives: its inductive",
-                    f"    # case runs thread by thread ({step.reason})"
+                    "    # case runs thread by thread, because of:",
+                    f"    # {step.reason}"
                 ] + self.thread_case(step)
             case kp.LaneSpawns():
-                stm = StmtEmitter(self.expr, var, reduce=self.reduce)
-                return numba_lanes.lane_spawns(
-                    step, self.expr, var, self.bp.columns, self.bp.fields,
-                    self.bp.invariant, self.bp.task.locals, self.load_fields("", "q_"),
-                    self.reduce, stm,
-                    lambda ty: f"compress_{self.isa(8 * ty.dtype.itemsize)}",
-                ) + self.thread_case(step)
+                # if-converted lane code (the C kernel's, as numba statements over 32-lane
+                # arrays) measured 2x slower here: LLVM does not vectorize the lane loop
+                # (its stores go to arrays it cannot tell apart), so the per-lane stores
+                # of every site cost more than the branches they remove (numba reexp
+                # B = 4096: parentheses(16) 0.58 s -> 1.23 s, graphcol 0.54 s -> 1.11 s)
+                return [
+                    "    # this kernel shape does not use the vector primitives: the plan's",
+                    "    # lane-spawns step (conditional spawns) runs thread by thread",
+                ] + self.thread_case(step)
             case kp.LoopPrefix():
                 return self.loop_prefix(step)
             case kp.LoopIterate():
@@ -289,17 +292,9 @@ class NumbaModuleGen:
 
     def base_case(self, step: kp.BaseCase) -> list[str]:
         """The base case over the base threads (a fresh call only)."""
-        if step.narrow_sum is not None:
-            name, r = step.narrow_sum.column, step.narrow_sum.reducer
-            return ["        # base case: a narrow column summed in 32-bit runs of 2^20 threads",
-                    "        j1 = 0",
-                    "        while j1 < nb:",
-                    "            j2 = min(nb, j1 + (1 << 20))",
-                    "            part = np.int32(0)",
-                    "            for j in range(j1, j2):",
-                    f"                part = np.int32(part + np.int32(b_{name}[{ux('j')}]))",
-                    f"            acc_{r} = np.int64(acc_{r} + np.int64(part))",
-                    "            j1 = j2"]
+        # (a narrow sum, step.narrow_sum, runs as this plain loop: LLVM vectorizes the
+        # widening sum, and a 32-bit running sum measured slower in numba: fib(40)
+        # reexp B = 4096 0.32 s -> 0.41 s, one A/B pair at load 2.5)
         return ["        # base case over the base threads", "        for j in range(nb):",
                 *self.thread_body(step.stmts, self.bp.task.locals, "            ", src="b_")]
 
@@ -379,12 +374,11 @@ class NumbaModuleGen:
         isa = self.isa(8 * ty.dtype.itemsize)
         return f"compress_{isa}({col(what)}, {start}, {bits}, {dst}, {j})"
 
-    def split(self) -> list[str]:
+    def split(self, step: kp.Split) -> list[str]:
         """The is-base test and the split of the block into its dense base and inductive
         threads: 32 threads per vector step (their is-base bytes -> a 32-bit mask, one
         compaction step per moved column and side; a uniform step is a plain copy), the
         rest thread by thread (branch-free)."""
-        bp = self.bp
         moves = self.split_moves()
         mc = self.mask_column()
         L = ["        # is-base test over all threads (one vectorizable pass into mask bytes), then",
@@ -395,7 +389,7 @@ class NumbaModuleGen:
              "        for t in range(n):",
              f"            i = {ux('off + t')}"]
         L += self.load_fields("            ")
-        L += [f"            mb[t] = {self.expr(bp.is_base)}",
+        L += [f"            mb[t] = {self.expr(step.mask)}",
               "        nb = 0",
               "        ni = 0",
               "        t = 0",

@@ -224,6 +224,9 @@ class LaneSpawns(Step):
     sites: tuple[SpawnSite, ...]
     child_blocks: tuple[int, ...]
     fast_paths: tuple[str, ...]
+    # run thread by thread instead (a back end without lane code), two child blocks:
+    # their counters may live in registers
+    counts_in_locals: bool = False
 
     def detail(self) -> list[str]:
         sites = ", ".join(f"#{s.index} k in {{{', '.join(map(str, sorted(s.kset)))}}}"
@@ -414,7 +417,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
         steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, sites,
                                 blocks, ("a child block's 32 lanes all spawn -> copy",
-                                         "none spawns -> skip")))
+                                         "none spawns -> skip"), len(blocks) == 2))
         slack = LANES
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
