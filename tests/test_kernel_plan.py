@@ -80,6 +80,10 @@ def test_loop_state_of_a_for_and_a_while() -> None:
     # uts' ``for i in range(kids)`` carries i and its stop; nqueens' while carries free
     assert {c.name for c in uts.loop[0].state} >= {"i", "_stop", "h0", "h4"}
     assert {c.name for c in nq.loop[0].state} == {"free", "cols", "d1", "d2"}
+    # an iteration changes only these (a back end updating the lists in place writes
+    # back nothing else)
+    assert nq.loop[1].updated == ("free",)
+    assert "i" in uts.loop[1].updated and "_stop" not in uts.loop[1].updated
     # nqueens' n is passed on unchanged (one value per tree), row is level-uniform
     assert [c.name for c in nq.invariant] == ["n"]
     assert [c.name for c in nq.uniform] == ["row"]

@@ -506,7 +506,8 @@ class NumbaModuleGen:
         L += stm.block(shape.loop.body, "            ", 0)
         if isinstance(loop, ir.For):
             L.append(f"            {var(loop.var)} += {self.expr(loop.step)}")
-        L += [f"            sa_{n}[{ux('a')}] = {var(n)}" for n, _ in self.state]
+        # the state is updated in place: only the columns an iteration changes
+        L += [f"            sa_{n}[{ux('a')}] = {var(n)}" for n in step.updated]
         L += [f"            mb[{ux('a')}] = {self.cont(loop)}",
               "        kcnt[it] = na"]
         L += self.compact_active("na", "sa_", "sb_", "nn", "        ")

@@ -288,6 +288,7 @@ class LoopIterate(Step):
     shape: SpawnLoop
     state: tuple[Column, ...]
     by_index: tuple[str, ...]  # read-only fields read from the block through ``_idx``
+    updated: tuple[str, ...]  # the state columns an iteration changes (the rest it reads)
     lanes: int
     sites: tuple[SpawnSite, ...]
     dynamic: bool
@@ -295,6 +296,7 @@ class LoopIterate(Step):
 
     def detail(self) -> list[str]:
         out = [f"lanes: {self.lanes}, spawn sites: {len(self.sites)}",
+               f"state an iteration changes: {', '.join(self.updated) or '-'}",
                "iteration it -> child block it, one child per active thread (dense)",
                f"next active list <- {_names(self.state)} (compaction per state column)"]
         if self.by_index:
@@ -435,7 +437,10 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
         steps.append(LoopPrefix(sid("loop-prefix"), shape, ind_side.columns, state,
                                 LANES if if_convertible(shape.prefix) else 1,
                                 COMPACTION_FAST))
-        steps.append(LoopIterate(sid("loop-iterate"), shape, state, by_index, LANES,
+        changed = assigned_names(shape.loop.body) | (
+            {shape.loop.var} if isinstance(shape.loop, ir.For) else set())
+        updated = tuple(c.name for c in state if c.name in changed)
+        steps.append(LoopIterate(sid("loop-iterate"), shape, state, by_index, updated, LANES,
                                  spawn_sites(shape.loop.body), dynamic, COMPACTION_FAST))
         slack = LANES
     else:
