@@ -49,7 +49,8 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, grow_children
+from revec.runtime.numba_access import column_ptr, ld, ld_at, st, st_at, zero32
+from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: {vector_isas}
 from revec.runtime.compaction.numba_vector import (
@@ -88,11 +89,28 @@ def col(name: str) -> str:
     return f"c_{name}"
 
 
-def ux(index: str) -> str:
-    """An array index as uint64: numba then emits no negative-index fix-up (a shift and
-    an add per access that also keeps LLVM from vectorizing the kernel's thread loops);
-    the kernel's own indices into its columns are never negative."""
-    return f"np.uint64({index})"
+def ld(array: str, index: str) -> str:
+    """``array[index]`` through the ``ld`` intrinsic (revec.runtime.numba_access): no
+    negative-index fix-up (a shift and an add per access that also keeps LLVM from
+    vectorizing the kernel's thread loops; the kernel's own indices into its columns are
+    never negative), and a fraction of the compile time of a subscript with an unsigned
+    index cast."""
+    return f"ld({array}, {index})"
+
+
+def st(array: str, index: str, value: str) -> str:
+    """``array[index] = value`` through the ``st`` intrinsic (see :func:`ld`)."""
+    return f"st({array}, {index}, {value})"
+
+
+def column(k: int | str, ty: ir.Ty | None = None) -> str:
+    """Byte column ``cols[k]`` as a pointer to ``ty`` (bytes if None), by the
+    ``column_ptr`` intrinsic: an array local costs numba reference counting at every
+    assignment, loop exit and return (about a tenth of a kernel's IR per column, and of
+    its compile time); the list keeps the column alive, and the kernel takes the pointer
+    again after anything that may replace the column (``ensure_bytes``,
+    ``grow_children``)."""
+    return f"column_ptr(cols, {k}, {np_type(ty) if ty else 'np.uint8'})"
 
 
 def arr(name: str) -> str:
@@ -203,7 +221,7 @@ class NumbaModuleGen:
         w = L.append
         w("    # frame columns (SoA), constant arrays and reducer accumulators as typed views")
         for i, p in enumerate(fields):
-            w(f"    {col(p.name)} = cols[{i}].view({np_type(p.ty)})")
+            w(f"    {col(p.name)} = {column(i, p.ty)}")
         for i, name in enumerate(self.arrays):
             a = self.program.arrays[name]
             if self.constant(name):
@@ -214,12 +232,11 @@ class NumbaModuleGen:
                 view += f".reshape({tuple(a.shape)})"
             w(f"    {arr(name)} = {view}")
         for i, r in enumerate(red):
-            w(f"    acc_{r.name} = accs[{8 * i}:{8 * i + r.dtype.itemsize}]"
-              f".view({np_type(ir.Ty(r.dtype))})[0]")
+            w(f"    acc_{r.name} = ld_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype))})")
         w("    kcnt = ints[0]")
         for p in fields:
             if p.name in bp.invariant:  # passed on unchanged by every spawn: the root's
-                w(f"    {var(p.name)} = {col(p.name)}[0]")
+                w(f"    {var(p.name)} = {ld(col(p.name), '0')}")
         for step in self.plan.steps:
             L += self.step(step)
             self.consumed.append(step.id)
@@ -230,7 +247,7 @@ class NumbaModuleGen:
         match step:
             case kp.UniformLoad(columns=cols):
                 # equal in every thread of the block
-                return [f"    {var(c.name)} = {col(c.name)}[off if n > 0 else 0]"
+                return [f"    {var(c.name)} = {ld(col(c.name), 'off if n > 0 else 0')}"
                         for c in cols]
             case kp.Split():
                 return self.split_step(step)
@@ -268,13 +285,18 @@ class NumbaModuleGen:
         nf = len(bp.fields)
         L: list[str] = []
         w = L.append
+        moved = {(side, what) for side, what, _ in self.split_moves()}
         for i, p in enumerate(bp.fields):
-            w(f"    b_{p.name} = cols[{nf + i}].view({np_type(p.ty)})  # base threads' frames")
-            w(f"    q_{p.name} = cols[{2 * nf + i}].view({np_type(p.ty)})  # inductive ones")
+            # the base and inductive threads' frames (the columns a side moves)
+            if ("b_", p.name) in moved:
+                w(f"    b_{p.name} = {column(nf + i, p.ty)}")
+            if ("q_", p.name) in moved:
+                w(f"    q_{p.name} = {column(2 * nf + i, p.ty)}")
         for c, (src, who) in enumerate((("b_", "base"), ("q_", "inductive"))):
             if self.by_index[src]:
                 w(f"    ensure_bytes(cols, {3 * nf + c}, n * 8)")
-                w(f"    {src[0]}i = cols[{3 * nf + c}].view(np.int64)  # {who} threads' indices")
+                w(f"    {src[0]}i = {column(3 * nf + c, ir.Ty(np.dtype(np.int64)))}"
+                  f"  # {who} threads' indices")
         w("    meta = ints[3]")
         w("    meta[3] = 0")
         if bp.max_spawns is None:
@@ -385,11 +407,11 @@ class NumbaModuleGen:
              "        # a stream compaction of the block into its base and its inductive threads",
              "        # (both dense), 32 threads per step",
              f"        ensure_bytes(cols, {mc}, n + {LANES})",
-             f"        mb = cols[{mc}]",
+             f"        mb = {column(mc)}",
              "        for t in range(n):",
-             f"            i = {ux('off + t')}"]
+             "            i = off + t"]
         L += self.load_fields("            ")
-        L += [f"            mb[t] = {self.expr(step.mask)}",
+        L += [f"            {st('mb', 't', self.expr(step.mask))}",
               "        nb = 0",
               "        ni = 0",
               "        t = 0",
@@ -419,17 +441,17 @@ class NumbaModuleGen:
               "        while t < n:",
               "            i = off + t"]
         L += self.load_fields("            ")
-        L.append(f"            isb = np.int64(mb[{ux('t')}])")
+        L.append(f"            isb = np.int64({ld('mb', 't')})")
         for side, what, d in moves:
             j = "nb" if side == "b_" else "ni"
-            L.append(f"            {d}[{ux(j)}] = {var(what) if what else 'i'}")
+            L.append(f"            {st(d, j, var(what) if what else 'i')}")
         L += ["            nb += isb", "            ni += 1 - isb", "            t += 1"]
         return L
 
     def kernel_end(self) -> list[str]:
         """The reducers' accumulators stored back, the block's leaves and spawn count."""
-        L = [f"    accs[{8 * i}:{8 * i + r.dtype.itemsize}].view({np_type(ir.Ty(r.dtype))})[0]"
-             f" = acc_{r.name}" for i, r in enumerate(self.bp.reducers)]
+        L = [f"    st_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype))}, acc_{r.name})"
+             for i, r in enumerate(self.bp.reducers)]
         return L + ["    return nb, kused"]
 
     def loop_prefix(self, step: kp.LoopPrefix) -> list[str]:
@@ -453,14 +475,14 @@ class NumbaModuleGen:
              "    # (sb_*) with whether it enters the loop (mb); those threads -> the active",
              "    # list (sa_*) by vector compaction steps",
              f"    ensure_bytes(cols, {mc}, ni + {LANES})",
-             f"    mb = cols[{mc}]"]
+             f"    mb = {column(mc)}"]
         for e, (name, ty) in enumerate(self.state):
             c = 3 * nf + 2 + 2 * e
             size = ty.dtype.itemsize
             L += [f"    ensure_bytes(cols, {c}, (ni + {LANES}) * {size})",
                   f"    ensure_bytes(cols, {c + 1}, (ni + {LANES}) * {size})",
-                  f"    sa_{name} = cols[{c}].view({np_type(ty)})",
-                  f"    sb_{name} = cols[{c + 1}].view({np_type(ty)})"]
+                  f"    sa_{name} = {column(c, ty)}",
+                  f"    sb_{name} = {column(c + 1, ty)}"]
         if isinstance(loop, ir.For):
             L.append("    v__stop = np.int64(0)")
         L += ["    for j in range(ni):"]
@@ -473,8 +495,8 @@ class NumbaModuleGen:
                   f"        v__stop = {self.expr(loop.stop)}"]
         if self.loop_reads:
             L.append(f"        {var('_idx')} = {'_x' if self.by_index['q_'] else 'j'}")
-        L += [f"        sb_{n}[{ux('j')}] = {var(n)}" for n, _ in self.state]
-        L += [f"        mb[{ux('j')}] = {self.cont(loop)}"]
+        L += [f"        {st(f'sb_{n}', 'j', var(n))}" for n, _ in self.state]
+        L += [f"        {st('mb', 'j', self.cont(loop))}"]
         L += self.compact_active("ni", "sb_", "sa_", "na", "    ")
         return L
 
@@ -496,20 +518,20 @@ class NumbaModuleGen:
                   "out_base + 2 * (it + 1) * n, 2 * (it + 1)):",
                   "                return nb, kused  # over the memory budget: the driver raises",
                   "            kcnt = ints[0]"]
-            L += [f"            {col(p.name)} = cols[{i}].view({np_type(p.ty)})"
+            L += [f"            {col(p.name)} = {column(i, p.ty)}"
                   for i, p in enumerate(bp.fields) if p.name not in bp.invariant]
             L += [f"            {x}" for x in self.capacity()]
         L += ["        d = out_base + it * n", "        for a in range(na):"]
-        L += [f"            {var(n)} = sa_{n}[{ux('a')}]" for n, _ in self.state]
+        L += [f"            {var(n)} = {ld(f'sa_{n}', 'a')}" for n, _ in self.state]
         src = "c_" if self.by_index["q_"] else "q_"
-        L += [f"            {var(n)} = {src}{n}[{ux(var('_idx'))}]" for n in self.loop_reads]
+        L += [f"            {var(n)} = {ld(src + n, var('_idx'))}" for n in self.loop_reads]
         L += stm.block(shape.loop.body, "            ", 0)
         if isinstance(loop, ir.For):
             L.append(f"            {var(loop.var)} += {self.expr(loop.step)}")
         # the state is updated in place: only the columns an iteration changes
-        L += [f"            sa_{n}[{ux('a')}] = {var(n)}" for n in step.updated]
-        L += [f"            mb[{ux('a')}] = {self.cont(loop)}",
-              "        kcnt[it] = na"]
+        L += [f"            {st(f'sa_{n}', 'a', var(n))}" for n in step.updated]
+        L += [f"            {st('mb', 'a', self.cont(loop))}",
+              f"        {st('kcnt', 'it', 'na')}"]
         L += self.compact_active("na", "sa_", "sb_", "nn", "        ")
         L += [f"        sa_{n}, sb_{n} = sb_{n}, sa_{n}" for n, _ in self.state]
         L += ["        na = nn", "        it += 1", "    if it > kused:", "        kused = it"]
@@ -520,7 +542,7 @@ class NumbaModuleGen:
         """The threads ``a < count`` with ``mb[a]`` set: their loop state from the
         ``src`` lists to the dense ``dst`` lists (``out`` of them), 32 per vector step
         (all set: copies, none: skipped)."""
-        L = [f"{ind}mb[{count}:{count} + {LANES}] = 0",
+        L = [f"{ind}zero32(mb, {count})  # mb[{count}:{count} + {LANES}] = 0",
              f"{ind}{out} = 0",
              f"{ind}a = 0",
              f"{ind}while a < {count}:",
@@ -545,8 +567,7 @@ class NumbaModuleGen:
 
     def capacity(self) -> list[str]:
         """``kcap``: the child blocks of ``n`` frames the columns have room for."""
-        sizes = [f"{col(p.name)}.size" for p in self.bp.columns] or ["1 << 62"]
-        return [f"cap = min({', '.join(sizes)}, {sizes[0]})  # frames all columns hold",
+        return ["cap = frames_held(cols, ITEMSIZES)  # frames all columns hold",
                 "kcap = min(kcnt.size, (cap - out_base) // n)  # child blocks there is room for"]
 
     def lock_spawn(self, s: ir.Spawn, ind: str) -> list[str]:
@@ -555,20 +576,20 @@ class NumbaModuleGen:
                 if p.name not in self.bp.invariant]
         tmp = [f"_s{i}" for i in range(len(vals))]
         return ([f"{ind}{t} = {v}" for t, v in zip(tmp, vals)]
-                + [f"{ind}{col(p.name)}[{ux('d + a')}] = {t}"
+                + [f"{ind}{st(col(p.name), 'd + a', t)}"
                    for p, t in zip(self.bp.columns, tmp)])
 
     def load_fields(self, ind: str, src: str = "") -> list[str]:
         """Load a thread's frame: from the block (``src`` empty, thread ``i``) or from a
         compacted base (``b_``) / inductive (``q_``) column (thread ``j``)."""
         if not src:
-            return [f"{ind}{var(p.name)} = {col(p.name)}[{ux('i')}]" for p in self.varying]
+            return [f"{ind}{var(p.name)} = {ld(col(p.name), 'i')}" for p in self.varying]
         used = used_vars(self.bp.base if src == "b_" else self.bp.inductive)
         if self.by_index[src]:
-            return [f"{ind}_x = {src[0]}i[{ux('j')}]"] + [
-                f"{ind}{var(p.name)} = {col(p.name)}[{ux('_x')}]" for p in self.varying
+            return [f"{ind}_x = {ld(src[0] + 'i', 'j')}"] + [
+                f"{ind}{var(p.name)} = {ld(col(p.name), '_x')}" for p in self.varying
                 if p.name in used]
-        return [f"{ind}{var(p.name)} = {src}{p.name}[{ux('j')}]" for p in self.varying
+        return [f"{ind}{var(p.name)} = {ld(src + p.name, 'j')}" for p in self.varying
                 if p.name in used]
 
     def thread_body(self, stmts: tuple[ir.Stmt, ...], locals_: dict[str, ir.Ty],
@@ -613,17 +634,17 @@ class NumbaModuleGen:
             k = self.next_static
             self.next_static += 1
             lines.append(f"{ind}_d = out_base + {k} * n + j" if k else f"{ind}_d = out_base + j")
-            lines += [f"{ind}{col(p.name)}[{ux('_d')}] = {t}" for p, t in zip(cols, tmp)]
+            lines += [f"{ind}{st(col(p.name), '_d', t)}" for p, t in zip(cols, tmp)]
             return lines
         if self.local_counts:
             # two child blocks' counts in locals (registers): kcnt[si] in memory is
             # reloaded after every frame store (LLVM cannot tell the arrays apart)
             lines.append(f"{ind}_d = out_base + si * n + (_kc0 if si == 0 else _kc1)")
-            lines += [f"{ind}{col(p.name)}[{ux('_d')}] = {t}" for p, t in zip(cols, tmp)]
+            lines += [f"{ind}{st(col(p.name), '_d', t)}" for p, t in zip(cols, tmp)]
             lines += [f"{ind}_kc0 += si == 0", f"{ind}_kc1 += si == 1", f"{ind}si += 1"]
             return lines
         lines.append(f"{ind}_d = out_base + si * n + kcnt[si]")
-        lines += [f"{ind}{col(p.name)}[{ux('_d')}] = {t}" for p, t in zip(cols, tmp)]
+        lines += [f"{ind}{st(col(p.name), '_d', t)}" for p, t in zip(cols, tmp)]
         lines.append(f"{ind}kcnt[si] += 1")
         lines.append(f"{ind}si += 1")
         return lines

@@ -37,6 +37,17 @@ def ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def frames_held(cols, itemsizes):  # type: ignore[no-untyped-def]
+    """The frames every frame column has room for (columns of width 0, the invariant
+    parameters', are not counted; none: ``1 << 62``)."""
+    cap = 1 << 62
+    for c in range(itemsizes.size):
+        if itemsizes[c] > 0:
+            cap = min(cap, cols[c].size // itemsizes[c])
+    return cap
+
+
+@njit(cache=True, nogil=True)
 def over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
     """Would ``frames`` frames in the frame columns (plus every scratch column) exceed
     the budget ``ints[1][0]`` bytes (0: none)?  Then flag it in ``ints[1][1]``."""

@@ -114,19 +114,25 @@ def isa_for(width: int) -> str:
 
 @cache
 def source_digest() -> str:
-    """A digest of this module's text: generated modules carry it, so a change of the
+    """A digest of this module's text and of the column-access intrinsics'
+    (revec/runtime/numba_access.py): generated modules carry it, so a change of the
     primitives changes their name and numba's on-disk cache of them."""
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    h.update((Path(__file__).resolve().parents[1] / "numba_access.py").read_bytes())
+    return h.hexdigest()[:12]
 
 
 # ---------------------------------------------------------------- IR helpers
-def _itemsize(arrty: types.Array) -> int:
+def _itemsize(arrty: types.Array | types.CPointer) -> int:
     return 1 if arrty.dtype == types.boolean else arrty.dtype.bitwidth // 8
 
 
-def _elem_ptr(context: Any, builder: ir.IRBuilder, arrty: types.Array, val: Any,
-              idx: ir.Value, lane: ir.IntType) -> ir.Value:
-    """Pointer to element ``idx`` of a 1-D contiguous array, as ``lane*``."""
+def _elem_ptr(context: Any, builder: ir.IRBuilder, arrty: types.Array | types.CPointer,
+              val: Any, idx: ir.Value, lane: ir.IntType) -> ir.Value:
+    """Pointer to element ``idx`` of a 1-D contiguous array (or of a column pointer,
+    revec.runtime.numba_access.column_ptr), as ``lane*``."""
+    if isinstance(arrty, types.CPointer):
+        return builder.gep(builder.bitcast(val, lane.as_pointer()), [idx])
     ary = context.make_array(arrty)(context, builder, val)
     base = builder.bitcast(ary.data, lane.as_pointer())
     return builder.gep(base, [idx])
@@ -259,7 +265,9 @@ def _compress_ir(builder: ir.IRBuilder, isa: str, vec: ir.Value, bits: ir.Value,
 
 
 def _is_vec_array(a: Any) -> bool:
-    return (isinstance(a, types.Array) and a.ndim == 1 and a.layout in "C"
+    """A 1-D contiguous array or a column pointer of 1, 2, 4 or 8-byte elements."""
+    return ((isinstance(a, types.CPointer)
+             or (isinstance(a, types.Array) and a.ndim == 1 and a.layout in "C"))
             and (a.dtype == types.boolean
                  or (isinstance(a.dtype, (types.Integer, types.Float))
                      and a.dtype.bitwidth in (8, 16, 32, 64))))

@@ -1,0 +1,119 @@
+"""The column-access intrinsics of the numba kernels against plain NumPy indexing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit, typed
+
+from revec.runtime.numba_access import as_column, column_ptr, ld, ld_at, st, st_at, zero32
+
+DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+          np.uint64, np.float32, np.float64, np.bool_]
+
+
+@njit
+def _roundtrip_ptr(cols, k, dt, src, out_idx):  # type: ignore[no-untyped-def]
+    """Read every element of column k through a pointer, write them reversed at
+    out_idx (unsigned and signed indices), return their sum as float64."""
+    p = column_ptr(cols, k, dt)
+    n = src.size
+    total = 0.0
+    for i in range(n):
+        x = ld(p, np.uint64(i))
+        total += np.float64(x)
+        st(p, out_idx[i], src[n - 1 - i])
+    return total
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_column_ptr_load_store(dt) -> None:
+    rng = np.random.default_rng(7)
+    n = 37
+    vals = (rng.integers(0, 2, n) if dt is np.bool_ else rng.integers(-100, 100, n)).astype(dt)
+    raw = np.zeros(n * np.dtype(dt).itemsize + 3, np.uint8)  # a partial element at the end
+    raw[: vals.nbytes] = vals.view(np.uint8)
+    cols = typed.List([np.zeros(8, np.uint8), raw])
+    out_idx = np.arange(n, dtype=np.int64)
+    total = _roundtrip_ptr(cols, 1, dt, vals, out_idx)
+    assert total == pytest.approx(vals.astype(np.float64).sum())
+    # the list's column itself was written (a borrowed pointer, no copy)
+    assert np.array_equal(cols[1][: vals.nbytes].view(dt), vals[::-1])
+    assert np.array_equal(cols[0], np.zeros(8, np.uint8))
+
+
+@njit
+def _store_converted(a, v):  # type: ignore[no-untyped-def]
+    st(a, 0, v)
+    st(a, np.uint16(1), v + 1)
+    return ld(a, 1)
+
+
+def test_store_converts_like_setitem() -> None:
+    # int64 values into int16 / uint8 / float32 / bool arrays: as numba's a[i] = v
+    for dt, v in ((np.int16, 70000), (np.uint8, -1), (np.float32, 3), (np.bool_, 2)):
+        a = np.zeros(4, dt)
+        ref = np.zeros(4, dt)
+        got = _store_converted(a, v)
+
+        @njit
+        def plain(b, w):  # type: ignore[no-untyped-def]
+            b[0] = w
+            b[1] = w + 1
+            return b[1]
+
+        assert plain(ref, v) == got
+        assert np.array_equal(a, ref), (dt, a, ref)
+
+
+@njit
+def _slots(accs):  # type: ignore[no-untyped-def]
+    a = ld_at(accs, 0, np.int64)
+    b = ld_at(accs, 8, np.float32)
+    c = ld_at(accs, 16, np.uint8)
+    st_at(accs, 0, np.int64, a * 3)
+    st_at(accs, 8, np.float32, np.float64(b) * 0.5)
+    st_at(accs, 16, np.uint8, c + 1)
+    return a, b, c
+
+
+def test_reducer_slots() -> None:
+    accs = np.zeros(24, np.uint8)
+    accs[0:8].view(np.int64)[0] = -5
+    accs[8:12].view(np.float32)[0] = 1.5
+    accs[16] = 255
+    a, b, c = _slots(accs)
+    assert (a, b, c) == (-5, np.float32(1.5), 255)
+    assert accs[0:8].view(np.int64)[0] == -15
+    assert accs[8:12].view(np.float32)[0] == np.float32(0.75)
+    assert accs[16] == 0  # uint8 wraps
+
+
+@njit
+def _zero(cols, j):  # type: ignore[no-untyped-def]
+    zero32(column_ptr(cols, 0, np.uint8), j)
+
+
+@pytest.mark.parametrize("j", [0, 1, 5, 31, 32])
+def test_zero32(j) -> None:
+    m = np.full(80, 7, np.uint8)
+    cols = typed.List([m])
+    _zero(cols, j)
+    ref = np.full(80, 7, np.uint8)
+    ref[j:j + 32] = 0
+    assert np.array_equal(cols[0], ref)
+
+
+@njit
+def _view(raw, dt):  # type: ignore[no-untyped-def]
+    a = as_column(raw, dt)
+    return a.size, a.copy()
+
+
+@pytest.mark.parametrize("dt", [np.int16, np.uint32, np.float64])
+def test_as_column(dt) -> None:
+    raw = np.arange(27, dtype=np.uint8)
+    size, got = _view(raw, dt)
+    k = raw.size // np.dtype(dt).itemsize
+    assert size == k
+    assert np.array_equal(got, raw[: k * np.dtype(dt).itemsize].view(dt))
