@@ -12,7 +12,10 @@ def grow(a, need):  # type: ignore[no-untyped-def]
     if need <= a.size:
         return a
     b = np.empty(max(need, 2 * a.size), a.dtype)
-    b[: a.size] = a
+    # a loop, not a slice copy: no shape check, whose error-message code (string
+    # concatenation) every kernel calling this would link in and compile again
+    for k in range(a.size):
+        b[k] = a[k]
     return b
 
 
@@ -22,17 +25,23 @@ def grow2(a, need):  # type: ignore[no-untyped-def]
     if need <= a.size:
         return a
     b = np.zeros(max(need, 2 * a.size), a.dtype)
-    b[: a.size] = a
+    for k in range(a.size):  # (a loop: see grow)
+        b[k] = a[k]
     return b
 
 
-@njit(cache=True, nogil=True)
+# one compiled version for every caller: without the signature numba compiles (and
+# links into every kernel) one version per literal column index a kernel passes
+# (``ensure_bytes(cols, 19, n + 32)``), which was a fifth of a kernel's compile time
+@njit(types.none(types.ListType(types.uint8[::1]), types.int64, types.int64),
+      cache=True, nogil=True)
 def ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
     """Grow byte column ``cols[c]`` to at least ``nbytes`` (contents kept)."""
     col = cols[c]
     if nbytes > col.size:
         new = np.empty(max(nbytes, 2 * col.size), np.uint8)
-        new[: col.size] = col
+        for k in range(col.size):  # (a loop: see grow)
+            new[k] = col[k]
         cols[c] = new
 
 
