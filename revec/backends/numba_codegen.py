@@ -219,7 +219,7 @@ class NumbaModuleGen:
         L: list[str] = [KERNEL_JIT,
                         "def kernel(cols, consts, accs, ints, off, n, out_base, start):"]
         w = L.append
-        w("    # frame columns (SoA), constant arrays and reducer accumulators as typed views")
+        w("    # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators")
         for i, p in enumerate(fields):
             w(f"    {col(p.name)} = {column(i, p.ty)}")
         for i, name in enumerate(self.arrays):

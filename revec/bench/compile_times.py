@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark's generated numba module (kernel and helpers) imported into a warm "
         "process with numba's on-disk cache off, median of "
         f"{args.reps} imports (seconds).  Machine: {platform.machine()}, "
-        f"{os.cpu_count()} CPUs ({_cpu_name()}); load average (1/5/15 min) "
+        f"{os.cpu_count()} CPUs ({_cpu_name()}, {_isa()}); load average (1/5/15 min) "
         f"{' '.join(f'{x:.2f}' for x in load0)} at the start, "
         f"{' '.join(f'{x:.2f}' for x in load1)} at the end.  With the cache on (the "
         "default) a program compiles once; later runs load it from disk.",
@@ -90,6 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text("\n".join(lines))
     print(f"wrote {args.out}")
     return 0
+
+
+def _isa() -> str:
+    from revec.runtime.compaction.numba_vector import target_features
+
+    f = target_features()
+    return "AVX-512" if "avx512f" in f else "AVX2, no AVX-512" if "avx2" in f else "no AVX2"
 
 
 def _cpu_name() -> str:
