@@ -30,6 +30,7 @@ RESERVED = set(keyword.kwlist) | {"np", "range", "min", "max", "abs", "int", "fl
                                   "len", "print", "math", "numba", "True", "False", "None"}
 ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
 COMPARE = {"<", ">", "<=", ">=", "==", "!="}
+MATH_C = {"sqrt", "exp", "log", "sin", "cos", "floor", "ceil", "fabs", "pow"}
 SETJMP = {"setjmp", "longjmp", "_setjmp", "sigsetjmp", "siglongjmp"}
 SUPPORTED_CALLS = ("the task itself, functions of this file without spawns (helpers) and "
                    "revec's library functions")
@@ -102,6 +103,7 @@ class Collect:
     zeroed: bool  # declared ``= {0}``
     loop: c_ast.For
     counter: str | None = None  # C name of k in ``arr[k++] = ...``
+    writer: int | None = None  # the one statement filling a ``= {0}`` array by loop index
 
 
 class CProgramContext:
@@ -519,6 +521,21 @@ class FunctionLowerer:
         self.error(f"'{type(node).__name__}' statements are not supported", node)
 
     def loop_body(self, body: c_ast.Node | None) -> tuple[ir.Stmt, ...]:
+        if body is not None:
+            # without a cilk_sync in the loop, what a spawn in one iteration assigns is
+            # still pending in the next one: reads anywhere in the loop are before the sync
+            nodes = _walk(body)
+            if not any(isinstance(n, c_ast.ID) and n.name in SYNC_NAMES for n in nodes):
+                for n in nodes:
+                    if isinstance(n, c_ast.Assignment) and is_spawn(n.rvalue):
+                        target = n.lvalue
+                        name = target.name if isinstance(target, c_ast.ID) else None
+                        if isinstance(target, c_ast.ArrayRef) and isinstance(
+                                target.name, c_ast.ID) and target.name.name in self.collects:
+                            name = self.collects[target.name.name].acc
+                        irname = self.lookup(name) if name is not None else None
+                        if irname is not None:
+                            self.pending.add(irname)
         self.loop_depth += 1
         try:
             return self.scoped(_body_items(body))
@@ -730,7 +747,7 @@ class FunctionLowerer:
                 isinstance(x, c_ast.Constant) and x.value in ("0", "0.0")
                 for x in d.init.exprs)
             if not ok:
-                self.error(f"a collecting array is initialized only with {{0}}", d.init)
+                self.error("a collecting array is initialized only with {0}", d.init)
             zeroed = True
         acc, loop, _ = self._pending_sum[d.name]
         c = Collect(d.name, elem, size, acc, zeroed, loop)
@@ -752,8 +769,8 @@ class FunctionLowerer:
             c.counter = sub.expr.name
             extra = self.increment(sub)
         elif c.zeroed and isinstance(sub, c_ast.ID) and self.loop_depth == 1 and \
-                self.lookup(sub.name) in self.loopvars:
-            pass
+                self.lookup(sub.name) in self.loopvars and c.writer in (None, id(node)):
+            c.writer = id(node)
         else:
             self.error(f"'{c.name}' collects results through '{c.name}[k++] = ...' (or, "
                        "declared '= {0}', indexed by the index of the one loop that fills it)",
@@ -783,10 +800,10 @@ class FunctionLowerer:
         if ok:
             start = self.const_expr(node.init.decls[0].init, ct.I64)
             ok = start == 0 and canon[3] == 1
-        if ok and c.counter is not None:
+        if ok and c.counter is not None and c.writer is None:
             ok = isinstance(bound, c_ast.ID) and bound.name == c.counter
         elif ok:
-            ok = c.zeroed and self.try_const(bound) == c.size
+            ok = c.zeroed and c.counter is None and self.try_const(bound) == c.size
         if not ok:
             want = c.counter if c.counter is not None else str(c.size)
             self.error(f"the loop summing '{c.name}' must add every element it was filled "
@@ -1081,6 +1098,16 @@ class FunctionLowerer:
             if result is None:
                 self.error(f"'{fname}' returns void", node)
             return ir.Call(loc, result, fname, self.call_args(node, params))
+        base = fname[:-1] if fname.endswith("f") and fname[:-1] in MATH_C else fname
+        if base in MATH_C:  # <math.h>
+            ty = ct.F32 if base != fname else ct.F64
+            nodes = list(node.args.exprs) if node.args is not None else []
+            if len(nodes) != (2 if base == "pow" else 1):
+                self.error(f"{fname}() takes {2 if base == 'pow' else 1} argument(s)", node)
+            vals = [self.convert(self.expr(a), ty) for a in nodes]
+            if base == "pow":
+                return ir.BinOp(loc, ty, "**", vals[0], vals[1])
+            return ir.MathCall(loc, ty, base, tuple(vals))
         lib = self.ctx.lib(fname)
         if lib is not None:
             if len(lib.result_types) > 1:

@@ -45,7 +45,7 @@ typedef int __SPAWN_; typedef int _S5; extern int cilk_sync; extern int _SY_;
 # headers the prelude stands for (the subset uses nothing else from them)
 KNOWN_HEADERS = {
     "cilk/cilk.h", "cilk/cilk_api.h", "stdint.h", "stdbool.h", "inttypes.h", "stddef.h",
-    "stdio.h", "stdlib.h", "string.h", "limits.h", "assert.h", "cilk.h",
+    "stdio.h", "stdlib.h", "string.h", "limits.h", "assert.h", "cilk.h", "math.h",
 }
 UNSUPPORTED_KEYWORDS = {
     "cilk_for": "cilk_for loops are not supported; write the loop with cilk_spawn in "
@@ -236,8 +236,8 @@ class _Preprocessor:
         if m.group(1) is not None:
             if m.group(1) not in KNOWN_HEADERS:
                 fail(f"#include <{m.group(1)}>: only <cilk/cilk.h>, <stdint.h>, "
-                     "<stdbool.h> and declarations-only standard headers (stdio.h, "
-                     "stdlib.h, ...) are supported", loc)
+                     "<stdbool.h>, <math.h> and declarations-only standard headers "
+                     "(stdio.h, stdlib.h, ...) are supported", loc)
             return ""
         target = (Path(path).parent / m.group(2))
         if not target.is_file():
