@@ -52,3 +52,18 @@ def test_cli_run_check_transform(tmp_path, capsys):
     assert target.read_text().strip()
     assert main(["transform", path, "--spawn-form"]) == 0
     assert "spawn(fib" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(cilk_oracle.gcc() is None, reason="no C compiler for the serial elision")
+def test_bench_accepts_a_c_program(tmp_path, capsys):
+    """revec bench PROG.c: the serial elision, C reexp and the Python program, answers
+    checked, the report written under --out."""
+    path = str(cilk_path("binomial"))
+    code = main(["bench", path, "--size", "quick", "--repeats", "1", "--block-sizes", "64",
+                 "--out", str(tmp_path), "--json"])
+    assert code == 0
+    recs = json.loads(capsys.readouterr().out)
+    assert recs[0]["name"] == "binomial" and recs[0]["answer"] == 11440
+    assert recs[0]["c_best_block"] == 64
+    assert "| binomial | quick | 11440 |" in (tmp_path / "cilk.md").read_text()
+    assert main(["bench", path, "--size", "quick", "--out", str(tmp_path)]) == 2

@@ -229,6 +229,30 @@ long f(int n) {
   return t;
 }
 """, "must add every element", "for (int i"),
+    ("array_counter_not_from_zero", """\
+long f(int n) {
+  if (n < 2) return n;
+  long c[4];
+  int k = 1;
+  long t = 0;
+  c[k++] = cilk_spawn f(n - 1);
+  cilk_sync;
+  for (int i = 0; i < k; i++) t += c[i];
+  return t;
+}
+""", "must add every element", "for (int i"),
+    ("loop_carried_spawned_value", """\
+long f(int n) {
+  if (n < 2) return n;
+  long x = 0, t = 0;
+  for (int i = 0; i < 2; i++) {
+    t += x;
+    x = cilk_spawn f(n - 1 - i);
+  }
+  cilk_sync;
+  return t + x;
+}
+""", "read before cilk_sync", "x;\n    x ="),
     ("no_base_case", """\
 long f(int n) {
   long x = cilk_spawn f(n - 1);

@@ -152,11 +152,7 @@ class CProgramContext:
                          "uintptr_t", *SPAWN_TYPES, *SYNC_NAMES}
         for ext in self.src.ast.ext:
             if isinstance(ext, c_ast.Typedef):
-                if ext.name in prelude_names and ext.coord is not None and (
-                        ext.coord.line <= PRELUDE.count("\n")) and ext.name not in \
-                        self.typedefs:
-                    continue
-                if ext.name in prelude_names:
+                if ext.name in prelude_names:  # the prelude's (<stdint.h>, Cilk keywords)
                     continue
                 self.typedefs[ext.name] = self.type_of(ext.type, f"typedef {ext.name}")
             elif isinstance(ext, c_ast.FuncDef):
@@ -801,7 +797,8 @@ class FunctionLowerer:
             start = self.const_expr(node.init.decls[0].init, ct.I64)
             ok = start == 0 and canon[3] == 1
         if ok and c.counter is not None and c.writer is None:
-            ok = isinstance(bound, c_ast.ID) and bound.name == c.counter
+            ok = isinstance(bound, c_ast.ID) and bound.name == c.counter and \
+                self.counter_only_counts(c)
         elif ok:
             ok = c.zeroed and c.counter is None and self.try_const(bound) == c.size
         if not ok:
@@ -809,6 +806,28 @@ class FunctionLowerer:
             self.error(f"the loop summing '{c.name}' must add every element it was filled "
                        f"with: for (int i = 0; i < {want}; i++) {c.acc} += {c.name}[i];", node)
         return []
+
+    def counter_only_counts(self, c: Collect) -> bool:
+        """``k`` starts at 0 and changes only by the ``arr[k++]`` writes."""
+        assert self.fdef is not None
+        in_index: set[int] = set()
+        for n in _walk(self.fdef.body):
+            if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and \
+                    n.name.name == c.name:
+                in_index.add(id(n.subscript))
+        for n in _walk(self.fdef.body):
+            if isinstance(n, c_ast.Decl) and n.name == c.counter:
+                init = n.init
+                if not (isinstance(init, c_ast.Constant) and init.value == "0"):
+                    return False
+            elif isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID) and \
+                    n.lvalue.name == c.counter:
+                return False
+            elif isinstance(n, c_ast.UnaryOp) and isinstance(n.expr, c_ast.ID) and \
+                    n.expr.name == c.counter and n.op in ("p++", "++", "p--", "--") and \
+                    id(n) not in in_index:
+                return False
+        return True
 
     # ------------------------------------------------------------------ loops
     def canonical(self, node: c_ast.For) -> tuple[str, Ty, c_ast.Node, int, c_ast.Node, str
