@@ -74,7 +74,7 @@ def check_file(folder: Path, spec: CilkFile, data: st.DataObject) -> None:
                     assert res.stats.tasks == calls, (*where, res.stats.tasks, calls)
 
 
-@settings(max_examples=30, phases=NO_SHRINK, **SETTINGS)
+@settings(max_examples=int(__import__("os").environ.get("CILK_GEN_N", "30")), phases=NO_SHRINK, **SETTINGS)
 @given(data=st.data())
 def test_generated_cilk_matches_serial_elision(tmp_path_factory, data):
     """30 files of 4 tasks: 120 generated task programs against gcc."""

@@ -78,14 +78,14 @@ long f(int *p, int n) {
   if (n < 2) return n;
   return f(p, n - 1);
 }
-""", "pointer parameter 'p'", "p, int n)"),
+""", "pointer parameter 'p'", "*p, int n)"),
     ("pointer_local", """\
 long f(int n) {
   if (n < 2) return n;
   int *q;
   return f(n - 1);
 }
-""", "pointers are not supported", "q;"),
+""", "pointers are not supported", "*q;"),
     ("address_of", """\
 long f(int n) {
   if (n < 2) return n;
@@ -259,7 +259,7 @@ long f(int n) {
   cilk_sync;
   return x;
 }
-""", "a task body must be", "long x"),
+""", "a task body must be", "x = cilk_spawn"),
     ("syntax_error", """\
 long f(int n) {
   if (n < 2) return n +;
