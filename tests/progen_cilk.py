@@ -33,6 +33,7 @@ INT_TYPES = ["int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "
 RESULT_TYPES = ["int64_t", "int32_t", "uint32_t", "uint64_t", "long", "int", "unsigned",
                 "double"]
 MAX_RESULT_TYPES = ["int64_t", "int32_t", "long", "int"]
+DEPTH = int(__import__("os").environ.get("CILK_GEN_DEPTH", "2"))  # of local expressions
 SHAPES = ["pair", "array", "loop", "max", "min", "void"]
 RANGES = {"int8_t": (-128, 127), "int16_t": (-32768, 32767), "int32_t": (-2**31, 2**31 - 1),
           "int64_t": (-2**63, 2**63 - 1), "uint8_t": (0, 255), "uint16_t": (0, 65535),
@@ -204,14 +205,14 @@ def _task(d: st.DrawFn, name: str, shape: str, atype: str, spawn_kw: str, sync_k
     mtype = d(st.sampled_from(INT_TYPES))
     prologue = d(st.booleans())
     if prologue:
-        lines.append(f"    {mtype} m = {_expr(d, names, 2)};")
+        lines.append(f"    {mtype} m = {_expr(d, names, DEPTH)};")
         names = [*names, "m"]
 
     def local(stable: bool = False) -> str:
         if floaty:
             return d(st.sampled_from(["d * 0.25", "1.5", "(a % 5) * 0.5 + 1.0",
                                       "(double)(s & 3)"]))
-        e = _expr(d, ["d", "a", "s"] if stable else names, 2, stable)
+        e = _expr(d, ["d", "a", "s"] if stable else names, DEPTH, stable)
         if maxmode:  # small, so path sums never wrap
             return f"(int)(({e}) & 15)"
         return e
