@@ -5,8 +5,9 @@ Files come from ``progen_cilk.py``: each holds several tasks of the shapes of th
 subset (spawn beside a plain recursive call, arrays collecting spawned results, loops
 of calls, max/min by ``?:``, void tasks), ``<stdint.h>`` types, ``#define``, file-scope
 ``const`` scalars and tables, a ``static`` helper, and sometimes MIT Cilk-5 spelling.
-The default run checks 30 files of 4 tasks (120 task programs), each task run on one or
-two root arguments; ``pytest -m slow`` checks 300 more files.
+The default run checks 25 files of 4 tasks (100 task programs), each task run on one or
+two root arguments; ``pytest -m slow`` checks 300 more files.  A task costs about 4 s,
+nearly all of it the numba and C compilations of its kernels.
 """
 
 from __future__ import annotations
@@ -74,12 +75,17 @@ def check_file(folder: Path, spec: CilkFile, data: st.DataObject) -> None:
                     assert res.stats.tasks == calls, (*where, res.stats.tasks, calls)
 
 
-@settings(max_examples=int(__import__("os").environ.get("CILK_GEN_N", "30")), phases=NO_SHRINK, **SETTINGS)
+GROUPS = 5  # the default run in groups, so that pytest-xdist spreads them over the cores
+FILES_PER_GROUP = 5
+
+
+@pytest.mark.parametrize("group", range(GROUPS))
+@settings(max_examples=FILES_PER_GROUP, phases=NO_SHRINK, **SETTINGS)
 @given(data=st.data())
-def test_generated_cilk_matches_serial_elision(tmp_path_factory, data):
-    """30 files of 4 tasks: 120 generated task programs against gcc."""
+def test_generated_cilk_matches_serial_elision(tmp_path_factory, group, data):
+    """5 groups of 5 files of 4 tasks: 100 generated task programs against gcc."""
     spec = data.draw(cilk_files(), label="file")
-    check_file(tmp_path_factory.mktemp("cilk"), spec, data)
+    check_file(tmp_path_factory.mktemp(f"cilk{group}"), spec, data)
 
 
 @pytest.mark.slow

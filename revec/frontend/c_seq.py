@@ -24,7 +24,8 @@ class _SeqExpr(ExprEmitter):
     def __init__(self, task: str) -> None:
         super().__init__(var=lambda n: n, array=lambda n: n,
                          helper_call=lambda f, a: f"{f}({', '.join(a)})",
-                         lib_call=lambda f, a: f"_lib_{f}({', '.join(a)})")
+                         lib_call=lambda f, a: f"_lib_{f}({', '.join(a)})",
+                         wrap_signed=False)
         self.task = task
 
     def __call__(self, e: ir.Expr) -> str:
