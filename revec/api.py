@@ -225,7 +225,7 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
     if variant == "seq":
         reducers, stats = run_sequential(program, task, rargs[:len(
             program.tasks[task].user_params)])
-        return _result(program, RunResult(task, rargs, variant, "python", None, reducers,
+        return result_of(program, RunResult(task, rargs, variant, "python", None, reducers,
                                            stats))
     backend = resolve_backend(backend)
     schedule = Schedule.make(variant, block_size, reexp_threshold, simd_width)
@@ -234,11 +234,11 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
     if budget < 0:
         raise RevecError(f"max_memory must not be negative, got {budget}")
     reducers, stats = runner.run(rargs, schedule, budget, check_workers(workers))
-    return _result(program, RunResult(task, rargs, variant, backend, schedule, reducers,
+    return result_of(program, RunResult(task, rargs, variant, backend, schedule, reducers,
                                       stats))
 
 
-def _result(program: ir.Program, res: RunResult) -> RunResult:
+def result_of(program: ir.Program, res: RunResult) -> RunResult:
     """Move a value-returning task's result out of the reducers; hide the hidden ones
     and the hidden frame fields from the arguments."""
     t = program.tasks[res.task]

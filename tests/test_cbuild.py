@@ -152,3 +152,54 @@ def test_flags_and_hooks(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "-O2" not in seen[-1]
     assert len(seen) == 3 and lib.add3(1, 1, 1) == 53
     assert cbuild.effective_cflags(None) == ["-O2", "-DX=1"]
+
+
+def _gcc_used_pch(cmd: list[str], src: Path) -> str:
+    """gcc's -H report of a module build's command on a copy of its source."""
+    args = [a for a in cmd if not a.endswith(".c")]
+    args = args[:args.index("-o")] + [str(src), "-fsyntax-only", "-H", "-Winvalid-pch"]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120).stderr
+
+
+@pytest.mark.skipif("Free Software Foundation" not in subprocess.run(
+    [shutil.which("gcc") or "gcc", "--version"], capture_output=True, text=True).stdout,
+    reason="precompiled headers are used with gcc only")
+def test_precompiled_system_headers(cache: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[tuple[list[str], Path]] = []
+
+    def hook(cmd: list[str]) -> None:  # keep the source: the build directory is removed
+        copy = tmp_path / f"src{len(seen)}.c"
+        shutil.copy(next(a for a in cmd if a.endswith(".c")), copy)
+        seen.append((list(cmd), copy))
+
+    monkeypatch.setattr(cbuild, "compile_hooks", [hook])
+    monkeypatch.delenv("REVEC_PCH", raising=False)
+    # a process's first module is built without (building the header would only slow a
+    # lone `revec run` down), its second with the precompiled header
+    _, lib = cbuild.load_c_module("pch", CDEF, _source(60))
+    assert "-include" not in seen[-1][0] and lib.add3(1, 1, 1) == 63
+    _, lib = cbuild.load_c_module("pch", CDEF, _source(61))
+    cmd, src = seen[-1]
+    header = Path(cmd[cmd.index("-include") + 1])
+    gch = header.with_name(header.name + ".gch")
+    assert header.parent.parent == cache / "pch" and gch.stat().st_size > 0
+    assert lib.add3(1, 1, 1) == 64
+    assert f"! {gch}" in _gcc_used_pch(cmd, src)  # gcc really reads the .gch
+    # a damaged header cache is reported and rebuilt, and the module still builds
+    size = gch.stat().st_size
+    with open(gch, "r+b") as fh:
+        fh.truncate(size // 3)
+    cbuild.clear_memo()
+    _, lib = cbuild.load_c_module("pch", CDEF, _source(62))
+    _, lib = cbuild.load_c_module("pch", CDEF, _source(63))
+    assert "precompiled header" in capsys.readouterr().err
+    assert gch.stat().st_size > size // 2 and lib.add3(1, 1, 1) == 66  # rebuilt whole
+    assert f"! {gch}" in _gcc_used_pch(*seen[-1])
+    # REVEC_PCH=0 turns it off
+    monkeypatch.setenv("REVEC_PCH", "0")
+    cbuild.clear_memo()
+    cbuild.load_c_module("pch", CDEF, _source(64))
+    cbuild.load_c_module("pch", CDEF, _source(65))
+    assert "-include" not in seen[-1][0]

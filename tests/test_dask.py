@@ -42,6 +42,18 @@ def test_dask_equals_one_process(client: Any, name: str) -> None:
     assert got.stats.leaves_per_level == one.stats.leaves_per_level
 
 
+def test_dask_value_returning_task(client: Any) -> None:
+    """A task that returns its value: the Dask run reports the result, not the hidden
+    reducer, as a single process does."""
+    natural = ROOT / "benchmarks" / "natural" / "fib.py"
+    one = run_program(natural, "fib", (22,), backend="c")
+    got = run_dask(natural, "fib", (22,), client=client, chunks=3, workers=1)
+    assert one.has_result and got.has_result
+    assert got.result == one.result == 17711  # F(22), OEIS A000045
+    assert got.reducers == one.reducers == {}
+    assert got.args == one.args == (22,)
+
+
 def test_dask_tree_smaller_than_the_frontier(client: Any) -> None:
     got = run_dask(FIB, "fib", (5,), client=client)
     assert got.reducers == {"count": 5}

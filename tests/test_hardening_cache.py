@@ -26,10 +26,16 @@ ANSWER = "count = 6765"  # fib(20), plain arithmetic
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "REVEC_CACHE_DIR": str(tmp / "cache"),
-           "NUMBA_CACHE_DIR": str(_numba_dir(tmp)), "REVEC_NUMBA_CACHE": "1",
+    env = {**os.environ, "REVEC_CACHE_DIR": str(tmp / "cache"), "REVEC_NUMBA_CACHE": "1",
            "PYTHONPATH": str(ROOT)}
     env.pop("REVEC_CFLAGS", None)
+    if (tmp / "numba").is_dir():  # the test's own numba cache, the runtime's included
+        env["NUMBA_CACHE_DIR"] = str(tmp / "numba")
+    else:
+        # numba's default places: a generated kernel's cache beside its module (under
+        # the test's own REVEC_CACHE_DIR), the shared runtime's in the package, compiled
+        # once for the whole test session rather than once per test (about 20 s)
+        env.pop("NUMBA_CACHE_DIR", None)
     env.update(extra)
     return env
 
@@ -38,21 +44,6 @@ def _run(tmp: Path, backend: str, **extra: str) -> subprocess.CompletedProcess[s
     return subprocess.run([sys.executable, "-m", "revec", "run", str(PROGRAM), "fib", "20",
                            "--backend", backend], capture_output=True, text=True,
                           env=_env(tmp, **extra), timeout=300)
-
-
-_shared_numba: list[Path] = []
-
-
-def _numba_dir(tmp: Path) -> Path:
-    """numba's cache: the test's own if it has one, else one shared by this module's tests
-    (the shared runtime compiles once; each test's generated module is its own)."""
-    own = tmp / "numba"
-    return own if own.is_dir() or not _shared_numba else _shared_numba[0]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_numba_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    _shared_numba[:] = [tmp_path_factory.mktemp("numba-shared")]
 
 
 def _truncate(p: Path) -> None:
@@ -84,9 +75,12 @@ def _c_entry(tmp: Path) -> Path:
 
 
 def _numba_entry(tmp: Path) -> Path:
-    # numba's folder for a source directory D: <basename of D>_<SHA-1 of D>
     gen_dir = os.path.abspath(tmp / "cache" / "numba")
-    folder = _numba_dir(tmp) / f"numba_{hashlib.sha1(gen_dir.encode()).hexdigest()}"
+    if (tmp / "numba").is_dir():
+        # numba's folder for a source directory D: <basename of D>_<SHA-1 of D>
+        folder = tmp / "numba" / f"numba_{hashlib.sha1(gen_dir.encode()).hexdigest()}"
+    else:
+        folder = Path(gen_dir) / "__pycache__"
     files = sorted(folder.glob("revec_gen_fib_fib_*.kernel-*.nbc"))
     assert files, "numba wrote no cache file for the kernel"
     return files[0]

@@ -90,6 +90,27 @@ def test_cli_zero_workers_is_a_user_error(capsys: pytest.CaptureFixture[str]) ->
     assert "--workers must be at least 1" in capsys.readouterr().err
 
 
+def test_workers_table_quick(tmp_path: Path) -> None:
+    """revec bench --workers: every implementation verified against plain C's answer
+    for each worker count, per-worker detail of the 2-worker C run, the table written."""
+    from revec.bench.workers_table import run_workers_table
+
+    res = run_workers_table(["binomial"], "quick", [1, 2], 1, 1 << 30, tmp_path,
+                            progress=False)
+    rows = res[0]["rows"]
+    assert [r["workers"] for r in rows] == [1, 2]
+    assert all(r["verified"] for r in rows)
+    assert res[0]["omp_cutoff"] in res[0]["omp_cutoff_sweep"]
+    pre = PRESETS["binomial"]["quick"]
+    one = run_loaded(get_program(pre.path), pre.task, pre.root_args, backend="c")
+    assert sum(w["tasks"] for w in rows[1]["c_workers"]) == one.stats.tasks
+    text = (tmp_path / "workers.md").read_text()
+    assert "| binomial | 1 |" in text and "| binomial | 2 |" in text
+    assert "- binomial, N = 2: " in text
+    doc = json.loads((tmp_path / "workers.json").read_text())
+    assert doc[0]["rows"][1]["c_reexp"] > 0
+
+
 # ---------------------------------------------------------------- ThreadSanitizer
 TSAN_MAIN = r"""
 #include <stdio.h>

@@ -13,160 +13,24 @@ from pathlib import Path
 from revec import ir
 from revec.backends import c_driver, c_lanes
 from revec.backends.c_driver import RUNTIME_PRELUDE
+from revec.backends.c_stmts import CStmts, var
 from revec.backends.cexpr import (
     C_PRELUDE,
     CExprEmitter,
-    blend,
     cast,
     ctype,
     literal,
-    masked,
-    truth,
-    utype,
 )
 from revec.errors import RevecError
-from revec.ir import speculable
 from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
+from revec.transforms import kernel_plan as kp
 from revec.transforms.blocking import (
     contains_return,
-    straight_spawns,
-    strip_final_return,
     to_block_program,
-    used_vars,
 )
-from revec.transforms.spawn_loops import spawn_loop
 
 INLINE_ARRAY_BYTES = 1 << 16
-
-
-def var(name: str) -> str:
-    return f"v_{name}"
-
-
-class CStmts:
-    """Statement emission; ``spawn``/``reduce``/thread return are supplied per context."""
-
-    def __init__(self, gen: CModuleGen, mode: str) -> None:
-        self.gen = gen
-        self.mode = mode  # "kernel" / "seq" / "helper"
-        self.e = gen.expr
-
-    def block(self, stmts: tuple[ir.Stmt, ...], ind: str) -> list[str]:
-        out: list[str] = []
-        for s in stmts:
-            out.extend(self.stmt(s, ind))
-        return out
-
-    @staticmethod
-    def if_converts(target: str, orelse: tuple[ir.Stmt, ...]) -> bool:
-        """An else branch, if any, is one speculable assignment to the same local."""
-        match orelse:
-            case ():
-                return True
-            case (ir.Assign(target=t, value=w),):
-                return t == target and speculable(w)
-        return False
-
-    def predicable(self, s: ir.Stmt, top: bool = False) -> bool:
-        """An if-tree of integer sum reductions, every condition below the top one and
-        every value speculable."""
-        match s:
-            case ir.Reduce(reducer=r, value=v):
-                decl = self.gen.program.reducers[r]
-                return decl.op == "sum" and decl.dtype.kind in "iu" and speculable(v)
-            case ir.If(cond=c, then=a, orelse=b):
-                return (top or speculable(c)) and all(self.predicable(x) for x in a + b)
-        return False
-
-    def predicated(self, s: ir.Stmt, pc: str | None, ind: str) -> list[str]:
-        """``s`` (see :meth:`predicable`) executed under the 0/1 condition ``pc``."""
-        if isinstance(s, ir.Reduce):  # always under an if: pc is set
-            assert pc is not None
-            ty = ir.Ty(self.gen.program.reducers[s.reducer].dtype)
-            acc = f"la_{s.reducer}"
-            return [f"{ind}{acc} = ({ctype(ty)})(({utype(ty)}){acc} + "
-                    f"{masked(self.e(s.value), pc, ty)});"]
-        assert isinstance(s, ir.If)
-        self.gen.tmp += 1
-        k = self.gen.tmp
-        c = truth(self.e(s.cond), s.cond.ty)
-        lines = [f"{ind}uint8_t _p{k} = {c if pc is None else f'{pc} & {c}'};",
-                 f"{ind}uint8_t _q{k} = {f'!_p{k}' if pc is None else f'{pc} & !_p{k}'};"]
-        for x in s.then:
-            lines += self.predicated(x, f"_p{k}", ind)
-        for x in s.orelse:
-            lines += self.predicated(x, f"_q{k}", ind)
-        return lines
-
-    def stmt(self, s: ir.Stmt, ind: str) -> list[str]:
-        e = self.e
-        match s:
-            case ir.Assign(target=t, value=v):
-                return [f"{ind}{var(t)} = {e(v)};"]
-            case ir.Unpack(targets=ts, call=call, target_tys=tys):
-                rtys = (call.result_tys if isinstance(call, ir.LibCall)
-                        else self.gen.program.helpers[call.func].result_tys)
-                tmps = [f"_u{i}" for i in range(len(ts))]
-                lines = [f"{ind}{{"]
-                lines += [f"{ind}    {ctype(t)} {tmp};" for t, tmp in zip(rtys, tmps)]
-                args = [e(a) for a in call.args] + [f"&{tmp}" for tmp in tmps]
-                fname = (f"revec_lib_{call.func}" if isinstance(call, ir.LibCall)
-                         else f"h_{call.func}")
-                lines.append(f"{ind}    {fname}({', '.join(args)});")
-                for name, tmp, src, dst in zip(ts, tmps, rtys, tys):
-                    lines.append(f"{ind}    {var(name)} = {cast(tmp, src, dst)};")
-                return lines + [f"{ind}}}"]
-            case ir.If(cond=c, then=(ir.Assign(target=t, value=v),), orelse=els) if (
-                    v.ty.kind in "iub" and speculable(v) and self.if_converts(t, els)):
-                # branch-free: `if c: t = v [else: t = w]` as a blend (see cexpr.blend)
-                other = var(t) if not els else e(els[0].value)
-                return [f"{ind}{{ uint8_t _c = {truth(e(c), c.ty)};",
-                        f"{ind}  {var(t)} = {blend('_c', e(v), other, v.ty)}; }}"]
-            case ir.If() if self.mode == "kernel" and self.predicable(s, top=True):
-                # only integer sums under conditions (a base case counting outcomes):
-                # every thread adds the value or 0, and the thread loop vectorizes
-                return self.predicated(s, None, ind)
-            case ir.If(cond=c, then=a, orelse=b):
-                lines = [f"{ind}if ({e(c)}) {{", *self.block(a, ind + "    "), f"{ind}}}"]
-                if b:
-                    lines[-1] = f"{ind}}} else {{"
-                    lines += [*self.block(b, ind + "    "), f"{ind}}}"]
-                return lines
-            case ir.For(var=v, start=a, stop=b, step=c, body=body):
-                step = e(c)
-                cond = (f"({step} > 0 ? {var(v)} < _stop : {var(v)} > _stop)"
-                        if not isinstance(c, ir.Const) else
-                        (f"{var(v)} < _stop" if c.value > 0 else f"{var(v)} > _stop"))
-                return [f"{ind}{{", f"{ind}    int64_t _stop = {e(b)};",
-                        f"{ind}    for ({var(v)} = {e(a)}; {cond}; {var(v)} += {step}) {{",
-                        *self.block(body, ind + "        "), f"{ind}    }}", f"{ind}}}"]
-            case ir.While(cond=c, body=body):
-                return [f"{ind}while ({e(c)}) {{", *self.block(body, ind + "    "), f"{ind}}}"]
-            case ir.Break():
-                return [f"{ind}break;"]
-            case ir.Continue():
-                return [f"{ind}continue;"]
-            case ir.Return(values=vals):
-                if self.mode == "helper":
-                    h = self.gen.current_helper
-                    assert h is not None
-                    if len(h.result_tys) > 1:
-                        return [f"{ind}{{"] + [
-                            f"{ind}    *_out{i} = {e(v)};" for i, v in enumerate(vals)
-                        ] + [f"{ind}    return;", f"{ind}}}"]
-                    return [f"{ind}return {e(vals[0])};" if vals else f"{ind}return;"]
-                if self.mode == "seq":
-                    return [f"{ind}return;"]
-                return [f"{ind}goto next_thread;"]
-            case ir.ExprStmt(value=v):
-                return [f"{ind}(void)({e(v)});"]
-            case ir.Spawn():
-                return self.gen.spawn_kernel(s, ind) if self.mode == "kernel" else \
-                    self.gen.spawn_seq(s, ind)
-            case ir.Reduce():
-                return self.gen.reduce(s, ind, "la_" if self.mode == "kernel" else "acc_")
-        raise AssertionError(f"unhandled IR statement {type(s).__name__}")
 
 
 class CModuleGen:
@@ -181,7 +45,10 @@ class CModuleGen:
         self.expr = CExprEmitter(var, self.array_ref, self.helper_call, self.lib_call)
         self.current_helper: ir.HelperDef | None = None
         self.dynamic = self.t.max_spawns is None
-        self.straight = straight_spawns(strip_final_return(self.bp.inductive))
+        # the kernel's shape, decided once for both back ends
+        self.plan = kp.build_plan(program, task)
+        self.consumed: list[str] = []  # the ids of the plan steps the kernel emitted
+        self.straight = isinstance(self.plan.step(kp.StraightSpawns), kp.StraightSpawns)
         self.next_static = 0
         self.tmp = 0  # numbering of generated temporaries
         self.loop: c_lanes.LoopEmitter | None = None
@@ -267,30 +134,26 @@ class CModuleGen:
 
     # ------------------------------------------------------------------ kernel
     def kernel(self) -> str:
-        """One block: the split (table-driven compaction, 32 threads per step), the base
-        case over the base threads, the inductive case writing child block k for spawn k.
+        """One block, the kernel plan's steps in order (revec/transforms/kernel_plan.py):
+        the split (table-driven compaction, 32 threads per step), the base case over the
+        base threads, the inductive case writing child block k for spawn k.
 
         Child block k of a block with ni inductive threads starts at ``out_base + k * ns``,
-        ``ns = ni + RV_SLACK`` (each inductive thread makes at most one spawn of each index); the kernel reads
-        the block only during the split, so in bfs mode the children may overwrite it."""
+        ``ns = ni + RV_SLACK`` (each inductive thread makes at most one spawn of each
+        index); the kernel reads the block only during the split, so in bfs mode the
+        children may overwrite it."""
+        plan = self.plan
         t = self.t
         f = self.bp.columns  # the fields that vary between threads
         restrict = "" if self.dynamic else " restrict"
-        # a field equal in every thread of the block is read once, at the block's first
-        # thread, not split or loaded per thread (graphcol's EARLIER[v] is then a scalar
-        # load instead of a gather).  Measured: see docs/design.md
-        uniform = [p for p in f if p.name in self.bp.uniform]
-        skip = {p.name for p in uniform}
-        base_used = used_vars(self.bp.base) - skip
-        ind_used = used_vars(self.bp.inductive) - skip
-        pred_used = used_vars(self.bp.is_base) - skip
-        lanes = (not self.straight and not self.dynamic
-                 and c_lanes.eligible(strip_final_return(self.bp.inductive)))
-        shape = None if (self.straight or lanes) else spawn_loop(
-            strip_final_return(self.bp.inductive), c_lanes.eligible)
-        self.loop = None if shape is None else c_lanes.LoopEmitter(self, shape, f, self.dynamic)
+        split = plan.step(kp.Split)
+        assert isinstance(split, kp.Split)
+        base_used = {c.name for c in split.base.columns}
+        ind_used = {c.name for c in split.inductive.columns}
+        loop = plan.loop
+        self.loop = None if loop is None else c_lanes.LoopEmitter(self, *loop, f, self.dynamic)
         # room after each child block for the 32-element stores of the lane steps
-        L = [f"#define RV_SLACK {c_lanes.LANES if lanes or shape else 0}"]
+        L = [f"#define RV_SLACK {plan.slack}"]
         if self.loop is not None:
             L += self.loop.globals()
         L += [f"static RV_TLS {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};"
@@ -338,89 +201,9 @@ class CModuleGen:
               if p.name in ind_used]
         L.append("    int64_t *kc = kcnt;")
         L.append("    (void)kc;")
-        if uniform:
-            L.append("    if (n > 0) {  /* fields equal in every thread of the block */")
-            L += [f"        {var(p.name)} = p_{p.name}[off];" for p in uniform]
-            L.append("    }")
-        pred = self.expr(self.bp.is_base)
-        L += ["#ifndef RV_SCALAR_SPLIT",
-              "    /* is-base over 32 threads at a time, then a table-driven compaction of",
-              "       each column into the base / inductive frames (revec.runtime.compaction) */",
-              "    for (; t + 32 <= n; t += 32) {",
-              "        uint8_t m[32];",
-              "        for (int u = 0; u < 32; u++) {"]
-        L += [f"            {var(p.name)} = p_{p.name}[off + t + u];" for p in f
-              if p.name in pred_used]
-        L += [f"            m[u] = ({pred}) ? 1 : 0;", "        }",
-              "        uint32_t bits = rv_bits32(m);"]
-        for p in f:
-            bits = 8 * p.ty.dtype.itemsize
-            src = f"(const uint{bits}_t *)(p_{p.name} + off + t)"
-            if p.name in base_used:
-                L.append(f"        RV_STEP{bits}({src}, (uint{bits}_t *)bp_{p.name}, nb, bits);")
-            if p.name in ind_used:
-                L.append(f"        RV_STEP{bits}({src}, (uint{bits}_t *)qp_{p.name}, ni, ~bits);")
-        L += ["        int64_t c = __builtin_popcount(bits);",
-              "        nb += c; ni += 32 - c;", "    }", "#endif",
-              "    /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */",
-              "    for (; t < n; t++) {"]
-        L += [f"        {var(p.name)} = p_{p.name}[off + t];" for p in f if p.name not in skip]
-        L.append(f"        int64_t isb = ({pred}) ? 1 : 0;")
-        for p in f:
-            if p.name in base_used:
-                L.append(f"        bp_{p.name}[nb] = {var(p.name)};")
-            if p.name in ind_used:
-                L.append(f"        qp_{p.name}[ni] = {var(p.name)};")
-        L += ["        nb += isb; ni += 1 - isb;", "    }"]
-        # the threads are independent (GCC ignores restrict on block-scope pointers once
-        # the kernel is inlined, and gives up on more than 10 run-time alias checks)
-        narrow = self.narrow_sum(self.bp.base)
-        if narrow is not None:
-            L += narrow
-        else:
-            L.append("#pragma GCC ivdep")
-            L.append("    for (int64_t j = 0; j < nb; j++) {")
-            L += [f"        {var(p.name)} = bp_{p.name}[j];" for p in f if p.name in base_used]
-            L += CStmts(self, "kernel").block(self.bp.base, "        ")
-            if contains_return(self.bp.base):
-                L.append("        next_thread_b: ;")
-            L.append("    }")
-        L.append("    /* inductive case */")
-        L.append("    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */")
-        if self.straight:
-            # one restrict pointer per child block and column: the stores of different
-            # spawns provably do not overlap, so gcc vectorizes the loop
-            for k in range(t.max_spawns or 0):
-                L += [f"    {ctype(p.ty)} *restrict o{k}_{p.name} = p_{p.name} + out_base + "
-                      f"{k} * ns;" for p in f]
-        if lanes:
-            L.append("    int64_t j0 = 0;")
-            code = c_lanes.LaneEmitter(
-                self.expr, f, self.bp.fields, self.bp.invariant, self.lane_reduce,
-                CStmts(self, "kernel").stmt).run(strip_final_return(self.bp.inductive),
-                                                  "        ")
-            loads = [f"{ctype(p.ty)} {var(p.name)} = qp_{p.name}[j];" for p in f
-                     if p.name in ind_used]
-            loads += [f"RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;"
-                      for n, ty in sorted(t.locals.items())]
-            L += c_lanes.chunk_loop(code, f, loads, "    ")
-            L.append("    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */")
-        elif self.loop is not None:
-            L += self.loop.emit(ind_used)
-        else:
-            if self.straight:  # fixed slots: threads independent, as above
-                L.append("#pragma GCC ivdep")
-            L.append("    for (int64_t j = 0; j < ni; j++) {")
-        if self.loop is None:
-            L.append("        int64_t si = 0;")
-            L += [f"        {var(p.name)} = qp_{p.name}[j];" for p in f if p.name in ind_used]
-            self.next_static = 0
-            L += CStmts(self, "kernel").block(self.bp.inductive, "        ")
-            L += ["        next_thread: ;", "        (void)si;", "    }"]
-        if self.straight:
-            L.append(f"    for (int64_t k = 0; k < {t.max_spawns}; k++) kc[k] = ni;")
-        L += [f"    acc_{r.name} = la_{r.name};" for r in self.bp.reducers]
-        L += ["    *kused_out = kused;", "    return nb;", "}"]
+        for step in plan.steps:
+            L += self.step(step, base_used, ind_used)
+            self.consumed.append(step.id)
         text = "\n".join(L)
         # a return in the base case jumps to the base loop's own label
         if contains_return(self.bp.base):
@@ -428,22 +211,130 @@ class CModuleGen:
             text = head.replace("goto next_thread;", "goto next_thread_b;") + sep + tail
         return text
 
-    def narrow_sum(self, base: tuple[ir.Stmt, ...]) -> list[str] | None:
+    def step(self, step: kp.Step, base_used: set[str], ind_used: set[str]) -> list[str]:
+        """The code of one step of the kernel plan."""
+        match step:
+            case kp.UniformLoad(columns=cols):
+                # a field equal in every thread of the block is read once, at the block's
+                # first thread, not split or loaded per thread (graphcol's EARLIER[v] is
+                # then a scalar load instead of a gather).  Measured: see docs/design.md
+                return ["    if (n > 0) {  /* fields equal in every thread of the block */",
+                        *[f"        {var(c.name)} = p_{c.name}[off];" for c in cols],
+                        "    }"]
+            case kp.Split():
+                return self.split(step)
+            case kp.BaseCase():
+                return self.base_case(step)
+            case kp.StraightSpawns() | kp.LaneSpawns() | kp.ThreadSpawns():
+                return self.inductive(step, ind_used)
+            case kp.LoopPrefix():
+                assert self.loop is not None
+                return self.inductive_head() + self.loop.emit_prefix(ind_used)
+            case kp.LoopIterate():
+                assert self.loop is not None
+                return self.loop.emit_iterate()
+            case kp.StoreReducers():
+                return [f"    acc_{r} = la_{r};" for r in step.reducers] + [
+                    "    *kused_out = kused;", "    return nb;", "}"]
+        raise AssertionError(f"unhandled plan step {step.kind}")
+
+    def split(self, step: kp.Split) -> list[str]:
+        f = self.bp.columns
+        pred = self.expr(step.mask)
+        reads = {c.name for c in step.reads}
+        L = ["#ifndef RV_SCALAR_SPLIT",
+             "    /* is-base over 32 threads at a time, then a table-driven compaction of",
+             "       each column into the base / inductive frames (revec.runtime.compaction) */",
+             f"    for (; t + {step.lanes} <= n; t += {step.lanes}) {{",
+             f"        uint8_t m[{step.lanes}];",
+             f"        for (int u = 0; u < {step.lanes}; u++) {{"]
+        L += [f"            {var(p.name)} = p_{p.name}[off + t + u];" for p in f
+              if p.name in reads]
+        L += [f"            m[u] = ({pred}) ? 1 : 0;", "        }",
+              "        uint32_t bits = rv_bits32(m);"]
+        base = {c.name for c in step.base.columns}
+        ind = {c.name for c in step.inductive.columns}
+        for p in f:
+            bits = 8 * p.ty.dtype.itemsize
+            src = f"(const uint{bits}_t *)(p_{p.name} + off + t)"
+            if p.name in base:
+                L.append(f"        RV_STEP{bits}({src}, (uint{bits}_t *)bp_{p.name}, nb, bits);")
+            if p.name in ind:
+                L.append(f"        RV_STEP{bits}({src}, (uint{bits}_t *)qp_{p.name}, ni, ~bits);")
+        L += ["        int64_t c = __builtin_popcount(bits);",
+              f"        nb += c; ni += {step.lanes} - c;", "    }", "#endif",
+              "    /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */",
+              "    for (; t < n; t++) {"]
+        L += [f"        {var(p.name)} = p_{p.name}[off + t];" for p in f
+              if p.name not in self.bp.uniform]
+        L.append(f"        int64_t isb = ({pred}) ? 1 : 0;")
+        for p in f:
+            if p.name in base:
+                L.append(f"        bp_{p.name}[nb] = {var(p.name)};")
+            if p.name in ind:
+                L.append(f"        qp_{p.name}[ni] = {var(p.name)};")
+        L += ["        nb += isb; ni += 1 - isb;", "    }"]
+        return L
+
+    def base_case(self, step: kp.BaseCase) -> list[str]:
+        # the threads are independent (GCC ignores restrict on block-scope pointers once
+        # the kernel is inlined, and gives up on more than 10 run-time alias checks)
+        if step.narrow_sum is not None:
+            return self.narrow_sum(step.narrow_sum)
+        L = ["#pragma GCC ivdep", "    for (int64_t j = 0; j < nb; j++) {"]
+        L += [f"        {var(c.name)} = bp_{c.name}[j];" for c in step.reads]
+        L += CStmts(self, "kernel").block(step.stmts, "        ")
+        if step.returns:
+            L.append("        next_thread_b: ;")
+        L.append("    }")
+        return L
+
+    def inductive_head(self) -> list[str]:
+        return ["    /* inductive case */",
+                "    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */"]
+
+    def inductive(self, step: kp.StraightSpawns | kp.LaneSpawns | kp.ThreadSpawns,
+                  ind_used: set[str]) -> list[str]:
+        """The inductive case: fixed slots, lane code, or thread by thread."""
+        t = self.t
+        f = self.bp.columns
+        L = self.inductive_head()
+        if isinstance(step, kp.StraightSpawns):
+            # one restrict pointer per child block and column: the stores of different
+            # spawns provably do not overlap, so gcc vectorizes the loop
+            for k in range(step.spawns):
+                L += [f"    {ctype(p.ty)} *restrict o{k}_{p.name} = p_{p.name} + out_base + "
+                      f"{k} * ns;" for p in f]
+            L.append("#pragma GCC ivdep")  # fixed slots: threads independent
+            L.append("    for (int64_t j = 0; j < ni; j++) {")
+        elif isinstance(step, kp.LaneSpawns):
+            L.append("    int64_t j0 = 0;")
+            code = c_lanes.LaneEmitter(
+                self.expr, f, self.bp.fields, self.bp.invariant, self.lane_reduce,
+                CStmts(self, "kernel").stmt, step.sites).run(step.stmts, "        ")
+            loads = [f"{ctype(p.ty)} {var(p.name)} = qp_{p.name}[j];" for p in f
+                     if p.name in ind_used]
+            loads += [f"RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;"
+                      for n, ty in sorted(t.locals.items())]
+            L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks)
+            L.append("    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */")
+        else:
+            L.append("    for (int64_t j = 0; j < ni; j++) {")
+        L.append("        int64_t si = 0;")
+        L += [f"        {var(c.name)} = qp_{c.name}[j];" for c in step.reads]
+        self.next_static = 0
+        L += CStmts(self, "kernel").block(self.bp.inductive, "        ")
+        L += ["        next_thread: ;", "        (void)si;", "    }"]
+        if isinstance(step, kp.StraightSpawns):
+            L.append(f"    for (int64_t k = 0; k < {step.spawns}; k++) kc[k] = ni;")
+        return L
+
+    def narrow_sum(self, ns: kp.NarrowSum) -> list[str]:
         """A base case that only sums a narrow integer field into a 64-bit reducer (fib's
         ``reduce(count, n)``): sum runs of up to 2^20 threads in 32 bits, which cannot
         overflow and vectorizes 4x wider than widening every element to 64 bits.  It
         replaces the base loop."""
-        match base:
-            case (ir.Reduce(reducer=r, value=ir.Cast(operand=ir.Var(name=name) as v, ty=ty)),):
-                pass
-            case _:
-                return None
-        decl = self.program.reducers[r]
-        if decl.op != "sum" or ty.kind != "i" or ty.dtype.itemsize != 8 \
-                or v.ty.kind not in "iu" or v.ty.dtype.itemsize > 2 \
-                or name not in {p.name for p in self.bp.columns} \
-                or name in self.bp.uniform:  # a level-uniform field has no base column
-            return None
+        name, r = ns.column, ns.reducer
         return ["    for (int64_t j0 = 0; j0 < nb; j0 += INT64_C(1) << 20) {",
                 "        int64_t j1 = nb - j0 < (INT64_C(1) << 20) ? nb : j0 + (INT64_C(1) << 20);",
                 "        int32_t part = 0;",

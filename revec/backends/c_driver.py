@@ -24,13 +24,20 @@ worker stops once it reads 0.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from revec import ir
+from revec.backends.c_lanes import LoopEmitter
+from revec.backends.c_stmts import CGen, CStmts
 from revec.backends.cexpr import cast, ctype
 
-if TYPE_CHECKING:
-    from revec.backends.c_codegen import CModuleGen
+
+class DriverGen(CGen, Protocol):
+    """What the driver needs of the C module generator."""
+
+    loop: LoopEmitter | None
+
+    def compaction(self) -> str: ...
 
 # Allocation with a memory budget shared by all workers: failures leave the failing
 # worker through its rv_fail (setjmp in its thread) and stop every other worker.
@@ -548,7 +555,7 @@ def _combine(r: ir.ReducerDecl, a: str, b: str) -> str:
     return f"if ({b} {cmp} {a}) {a} = {b};"
 
 
-def driver_source(gen: CModuleGen) -> str:
+def driver_source(gen: DriverGen) -> str:
     """The worker pool and schedule for one program (after its kernel)."""
     f = gen.bp.columns
     red = gen.bp.reducers
@@ -613,7 +620,7 @@ def driver_source(gen: CModuleGen) -> str:
     return "\n".join(L) + "\n" + head2 + "\n".join(merge_all) + "\n\n" + sep2 + tail2
 
 
-def entry_source(gen: CModuleGen) -> str:
+def entry_source(gen: DriverGen) -> str:
     """``revec_run``: set up the shared state, run the workers, merge their results."""
     L = ["int revec_run_from(const char *root, const void *const *cols, int64_t n,",
          "                   int64_t depth, int64_t stop_at, void **front_cols,",
@@ -657,13 +664,11 @@ void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
 """
 
 
-def omp_source(gen: CModuleGen) -> str:
+def omp_source(gen: DriverGen) -> str:
     """The plain recursive C of the program with a ``#pragma omp task`` per spawn above
     depth ``cutoff`` (the way a C programmer parallelizes it with gcc): the multi-core
     peer of the benchmarks' tables.  Reducers accumulate per thread (they are
     thread-local) and are merged at the end.  Compiled only with ``-fopenmp``."""
-    from revec.backends.c_codegen import CStmts
-
     t = gen.t
     f = gen.bp.fields
     red = gen.bp.reducers

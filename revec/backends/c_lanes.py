@@ -14,7 +14,8 @@ The order of children inside a child block differs from the thread-by-thread ord
 the same, and integer / min / max reducers are unaffected.  Expressions that only some
 threads would evaluate (under a condition) are evaluated by all 32 lanes, so they must
 be free of side effects and of memory reads: array reads, helper and library calls
-under a condition make a body ineligible (it then runs thread by thread).
+under a condition make a body ineligible (it then runs thread by thread); the kernel
+plan (revec/transforms/kernel_plan.py) decides which steps run as lane code.
 """
 
 from __future__ import annotations
@@ -24,38 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from revec import ir
+from revec.backends.c_stmts import CStmts, var
 from revec.backends.cexpr import blend, ctype, select_one
-from revec.ir import speculable
-from revec.transforms.spawn_loops import SpawnLoop, loop_state
-
-LANES = 32
-
-
-def eligible(stmts: tuple[ir.Stmt, ...], top: bool = True) -> bool:
-    """Straight-line statements and ``if``s only (no loops, returns, unpacks under a
-    condition); everything evaluated under a condition speculable."""
-    for s in stmts:
-        match s:
-            case ir.Assign(value=v):
-                if not top and not speculable(v):
-                    return False
-            case ir.Spawn(args=args):
-                if not top and not all(speculable(a) for a in args):
-                    return False
-            case ir.Reduce(value=v):
-                if not top and not speculable(v):
-                    return False
-            case ir.If(cond=c, then=a, orelse=b):
-                if not top and not speculable(c):
-                    return False
-                if not (eligible(a, False) and eligible(b, False)):
-                    return False
-            case ir.Unpack() | ir.ExprStmt():
-                if not top:
-                    return False
-            case _:
-                return False
-    return True
+from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix, SpawnSite
 
 
 @dataclass
@@ -80,8 +52,10 @@ class LaneEmitter:
     def __init__(self, expr: Callable[[ir.Expr], str], columns: tuple[ir.Param, ...],
                  fields: tuple[ir.Param, ...], invariant: frozenset[str],
                  reduce: Callable[[ir.Reduce, str, str | None], list[str]],
-                 stmt: Callable[[ir.Stmt, str], list[str]]) -> None:
+                 stmt: Callable[[ir.Stmt, str], list[str]],
+                 sites: tuple[SpawnSite, ...] = ()) -> None:
         self.expr = expr
+        self.plan_sites = sites  # the plan's spawn sites of the statements, in order
         self.columns = columns
         self.fields = fields
         self.invariant = invariant
@@ -115,10 +89,12 @@ class LaneEmitter:
                     else:
                         out.append(f"{ind}v_{t} = ({pc}) ? ({val}) : v_{t};")
                 case ir.Spawn(args=args):
-                    site = Site(len(self.code.sites),
+                    planned = self.plan_sites[len(self.code.sites)]
+                    assert planned.kset == kset, "lane code disagrees with the kernel plan"
+                    site = Site(planned.index,
                                 [self.expr(a) for a, p in zip(args, self.fields)
                                  if p.name not in self.invariant],
-                                kset, pc is not None)
+                                planned.kset, pc is not None)
                     self.code.sites.append(site)
                     i = site.index
                     out.append(f"{ind}m{i}[u] = {pc if pc is not None else '1'};")
@@ -146,7 +122,7 @@ class LaneEmitter:
 
 
 def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
-               ind: str) -> list[str]:
+               ind: str, child_blocks: tuple[int, ...]) -> list[str]:
     """The loop over full 32-thread chunks of the inductive threads: per-lane code, then
     each child block's new children appended by compaction steps.
 
@@ -169,7 +145,7 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
     # child block k: the lanes whose k-th spawn happened, each with the arguments of the
     # site that made it (a blend over the sites that can make a k-th spawn), appended
     # with one compaction step per column
-    for k in sorted(set().union(*(st.kset for st in code.sites))):
+    for k in child_blocks:  # (the plan's: every spawn index a lane can have)
         sites = [st for st in code.sites if k in st.kset]
         L.append(f"{i2}{{")
         L.append(f"{i2}    uint8_t mk[{LANES}];")
@@ -218,19 +194,18 @@ class LoopEmitter:
     child per active thread: dense when the body has one spawn site), and the threads
     whose loop goes on are compacted into the next active list."""
 
-    def __init__(self, gen: Any, shape: SpawnLoop, columns: tuple[ir.Param, ...],
-                 dynamic: bool) -> None:
-        from revec.backends.c_codegen import var
-
+    def __init__(self, gen: Any, prefix: LoopPrefix, iterate: LoopIterate,
+                 columns: tuple[ir.Param, ...], dynamic: bool) -> None:
         self.gen = gen
-        self.shape = shape
+        self.prefix_step = prefix
+        self.iterate_step = iterate
+        self.shape = prefix.shape
         self.columns = columns
         self.dynamic = dynamic
-        varying = tuple(p for p in columns if p.name not in gen.bp.uniform)
-        self.state = [StateVar(var(n), ctype(ty))
-                      for n, ty in loop_state(shape, varying, gen.t.locals)]
-        if isinstance(shape.loop, ir.For):
-            self.state.append(StateVar("_stop", "int64_t"))
+        assert not iterate.by_index, "the C kernels carry every state field"
+        self.state = [StateVar(c.name if c.name == "_stop" else var(c.name),
+                               "int64_t" if c.name == "_stop" else ctype(c.ty))
+                      for c in prefix.state]
         self.var = var
 
     # -- static scratch (two active lists, ping-pong)
@@ -257,9 +232,8 @@ class LoopEmitter:
         i = self.var(loop.var)
         return f"({i} < _stop)" if loop.step.value > 0 else f"({i} > _stop)"
 
-    def emit(self, ind_used: set[str]) -> list[str]:
-        from revec.backends.c_codegen import CStmts
-
+    def emit_prefix(self, ind_used: set[str]) -> list[str]:
+        """Phase A (the plan's :class:`LoopPrefix` step)."""
         gen, var = self.gen, self.var
         loop = self.shape.loop
         L = ["    /* phase A: the prefix per thread; threads entering the loop -> active list */",
@@ -268,7 +242,7 @@ class LoopEmitter:
         L += [f"    {s.ctype} *sc_{s.name} = sa_{s.name}, *sn_{s.name} = sb_{s.name};"
               for s in self.state]
         L.append("    int64_t j0 = 0;")
-        if eligible(self.shape.prefix):
+        if self.prefix_step.lanes > 1:
             L += self.prefix_chunks(ind_used)
         L.append("    for (int64_t j = j0; j < ni; j++) {  /* the rest, thread by thread */")
         L += [f"        {var(p.name)} = qp_{p.name}[j];" for p in self.columns
@@ -281,7 +255,11 @@ class LoopEmitter:
                   f"        _stop = {gen.expr(loop.stop)};"]
         L += [f"        sc_{s.name}[na] = {s.name};" for s in self.state]
         L += [f"        na += ({self.cont()}) ? 1 : 0;", "    }"]
-        L += ["    /* phase B: iteration it of every active thread makes its spawn it */",
+        return L
+
+    def emit_iterate(self) -> list[str]:
+        """Phase B (the plan's :class:`LoopIterate` step)."""
+        L = ["    /* phase B: iteration it of every active thread makes its spawn it */",
               "    for (int64_t it = 0; na > 0; it++) {",
               "        kused = it + 1;"]
         if self.dynamic:
@@ -312,8 +290,8 @@ class LoopEmitter:
         gen, var = self.gen, self.var
         loop = self.shape.loop
         code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
-                           gen.lane_reduce, _stmt_fn(gen)).run(self.shape.prefix,
-                                                               "            ")
+                           gen.lane_reduce, CStmts(gen, "kernel").stmt).run(
+            self.shape.prefix, "            ")
         L = ["    for (; j0 + 32 <= ni; j0 += 32) {",
              f"        uint8_t go[{LANES}];"]
         L += [f"        {s.ctype} x_{s.name}[{LANES}];" for s in self.state]
@@ -346,7 +324,8 @@ class LoopEmitter:
         gen, var = self.gen, self.var
         loop = self.shape.loop
         code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
-                           gen.lane_reduce, _stmt_fn(gen)).run_under(
+                           gen.lane_reduce, CStmts(gen, "kernel").stmt,
+                           self.iterate_step.sites).run_under(
             loop.body, ind + "    ", None if full else "_valid")
         L = [f"{ind}uint8_t go[{LANES}];"]
         L += [f"{ind}{s.ctype} x_{s.name}[{LANES}];" for s in self.state]
@@ -401,9 +380,3 @@ def _bits(c_type: str) -> int:
     """The width of a state variable's C type, for its compaction step."""
     return {"int8_t": 8, "uint8_t": 8, "bool": 8, "int16_t": 16, "uint16_t": 16,
             "int32_t": 32, "uint32_t": 32, "float": 32}.get(c_type, 64)
-
-
-def _stmt_fn(gen: Any) -> Callable[[ir.Stmt, str], list[str]]:
-    from revec.backends.c_codegen import CStmts
-
-    return CStmts(gen, "kernel").stmt

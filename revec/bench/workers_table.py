@@ -66,16 +66,34 @@ def measure(name: str, size: str, workers: Sequence[int], repeats: int, budget: 
     schedule = Schedule.make("reexp")
     c_task = compiled_task(program, pre.task, "c")
     nb_task = compiled_task(program, pre.task, "numba")
+    # each implementation's worker counts (and revec's two back ends) once per round,
+    # rounds repeated: the ratios of N over 1 worker come from interleaved runs, so drift
+    # of the machine (page reclaim, other jobs) hits both sides alike.  OpenMP runs in
+    # its own phase: libgomp's idle threads spin-wait for a while after a parallel
+    # region (measured: revec C fib 2 workers 0.066 s alone, 0.076 s right after an
+    # OpenMP run), which would slow whatever ran next.
+    phases: list[dict[tuple[str, int], Callable[[], tuple[dict[str, Any], float]]]] = [
+        {("omp", n): (lambda n=n: omp.run_omp(rargs, n, cutoff)) for n in workers}, {}]
+    for n in workers:
+        phases[1]["c", n] = lambda n=n: _run(c_task, rargs, schedule, budget, n)
+        phases[1]["nb", n] = lambda n=n: _run(nb_task, rargs, schedule, budget, n)
+    times: dict[tuple[str, int], list[float]] = {}
+    ok = ok_plain
+    for runs in phases:
+        for fn in runs.values():  # warm-up (compiled code, caches, the allocator)
+            fn()
+        for _ in range(repeats):
+            for key, fn in runs.items():
+                got, t = fn()
+                times.setdefault(key, []).append(t)
+                ok = ok and all(got.get(k) == v for k, v in want.items())
+        time.sleep(0.5)  # let spinning OpenMP threads go to sleep
+    detail = {n: _worker_detail(c_task, rargs, schedule, budget, n) for n in workers}
     rows = []
     for n in workers:
-        t_omp, ok_omp = _median(lambda n=n: omp.run_omp(rargs, n, cutoff), repeats, want)
-        c_task.run(rargs, schedule, budget, n)  # warm-up
-        t_c, ok_c = _median(lambda n=n: _run(c_task, rargs, schedule, budget, n), repeats, want)
-        nb_task.run(rargs, schedule, budget, n)
-        t_nb, ok_nb = _median(lambda n=n: _run(nb_task, rargs, schedule, budget, n), repeats,
-                              want)
+        t_omp, t_c, t_nb = (statistics.median(times[k, n]) for k in ("omp", "c", "nb"))
         rows.append({"workers": n, "omp": t_omp, "c_reexp": t_c, "numba_reexp": t_nb,
-                     "verified": ok_plain and ok_omp and ok_c and ok_nb})
+                     "verified": ok, "c_workers": detail[n]})
         log(f"{name}: {n} workers: OpenMP {t_omp:.4f} s, revec C {t_c:.4f} s, "
             f"numba {t_nb:.4f} s")
     return {"name": name, "size": size, "note": pre.note, "plain_c": t_plain,
@@ -87,6 +105,15 @@ def _run(task: Any, rargs: tuple[Any, ...], schedule: Schedule, budget: int, n: 
          ) -> tuple[dict[str, Any], float]:
     got, stats = task.run(rargs, schedule, budget, n)
     return got, stats.seconds
+
+
+def _worker_detail(task: Any, rargs: tuple[Any, ...], schedule: Schedule, budget: int,
+                   n: int) -> list[dict[str, Any]]:
+    """One more C run's per-worker tasks, steals, idle and CPU seconds (the measured
+    reasons behind an efficiency below 1)."""
+    _, stats = task.run(rargs, schedule, budget, n)
+    keys = ("tasks", "steals", "idle_seconds", "cpu_seconds")
+    return [{k: row[k] for k in keys if k in row} for row in stats.per_worker]
 
 
 def _geomean(xs: list[float]) -> float:
@@ -130,6 +157,16 @@ def render(results: list[dict[str, Any]], load: str) -> str:
         g = by_n[n]
         L.append(f"- N = {n}: revec C {_geomean(g['c']):.2f}x, numba {_geomean(g['nb']):.2f}x, "
                  f"OpenMP {_geomean(g['omp']):.2f}x; revec C / OpenMP {_geomean(g['vs']):.2f}x")
+    detail = [(r["name"], row) for r in results for row in r["rows"]
+              if row.get("c_workers") and row["workers"] > 1]
+    if detail:
+        L += ["", "revec C per worker (one more run): tasks, successful steals, idle and "
+              "thread CPU milliseconds:", ""]
+        for name, row in detail:
+            parts = [f"{w.get('tasks', 0):,} tasks, {w.get('steals', 0)} steals, idle "
+                     f"{1e3 * w.get('idle_seconds', 0.0):.1f}, CPU "
+                     f"{1e3 * w.get('cpu_seconds', 0.0):.1f}" for w in row["c_workers"]]
+            L.append(f"- {name}, N = {row['workers']}: " + "; ".join(parts))
     return "\n".join(L) + "\n"
 
 

@@ -68,12 +68,12 @@ def run(args: argparse.Namespace) -> int:
             args.block_size < args.simd_width:
         warn(f"--block-size {args.block_size} is smaller than the SIMD width "
              f"{args.simd_width}: every block leaves lanes idle")
-    if args.variant != "seq":
-        _compile(args)
     if args.workers == 0:
         raise RevecError("--workers must be at least 1")
     if args.dask_local == 0:
         raise RevecError("--dask-local must be at least 1")
+    if args.variant != "seq":
+        _compile(args)
     max_memory = None if args.max_memory is None else parse_size(args.max_memory)
     if args.scheduler is not None or args.dask_local is not None:
         from revec.runtime.dask_runner import run_dask

@@ -1,4 +1,5 @@
-"""revec transform FILE [-o OUT] [--backend numba|c]: write the generated module(s)."""
+"""revec transform FILE [-o OUT] [--backend numba|c] [--plan]: write the generated
+module(s), or the kernel plan both back ends walk."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--spawn-form", action="store_true",
                    help="write the checked task in the spawn/reduce language instead (what "
                         "revec derived from return values and prologues), as readable Python")
+    p.add_argument("--plan", action="store_true",
+                   help="write the kernel plan instead: the steps of the block kernel "
+                        "(split, base case, inductive shape, lanes, fast paths) that both "
+                        "back ends generate code from")
     p.set_defaults(func=run)
 
 
@@ -50,10 +55,16 @@ def run(args: argparse.Namespace) -> int:
         if t not in program.tasks:
             raise RevecError(f"no task '{t}' in {args.file}")
     # generate everything before writing anything: no half-written output
+    if args.spawn_form and args.plan:
+        raise RevecError("--spawn-form and --plan: pick one")
     if args.spawn_form:
         from revec.transforms.show import show_task
 
         outputs = [(t, ".py", show_task(program, t)) for t in tasks]
+    elif args.plan:
+        from revec.transforms.kernel_plan import build_plan
+
+        outputs = [(t, ".plan", build_plan(program, t).render()) for t in tasks]
     else:
         outputs = [(t, *generate(program, t, args.backend)) for t in tasks]
     if args.output is None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from revec.api import RunResult, compiled_task, get_program, root_args
+from revec.api import RunResult, compiled_task, get_program, result_of, root_args
 from revec.errors import RevecError
 from revec.runtime.memory import default_budget
 from revec.runtime.workers import default_workers, merge_accs, run_stats
@@ -182,4 +182,4 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
     stats.workers = cores
     stats.per_worker = rows
     values = ctask.values(accs)
-    return RunResult(task, rargs, variant, "c", schedule, values, stats)
+    return result_of(program, RunResult(task, rargs, variant, "c", schedule, values, stats))

@@ -236,11 +236,66 @@ def _move_down(col, w, dst, src, count):  # type: ignore[no-untyped-def]
             col[dst * w + t] = col[src * w + t]
 
 
+@njit(cache=True, nogil=True)
+def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, seg, lv, st):  # type: ignore[no-untyped-def]
+    """Execute the block :func:`pick` chose (its offset, size, depth, mode and output
+    base are in ``st``): the kernel, growing the child blocks when a thread needs more,
+    the statistics, the bfs compaction of the children, and :func:`finish`.  Shared by
+    the one-worker driver and every worker of :mod:`revec.runtime.numba_workers`.
+    Returns ``(ok, lv, seg)`` (both may have been grown); not ok: the columns could not
+    grow or the run is over the memory budget (``ints[1][1]``), and the caller stops."""
+    ncols = itemsizes.size
+    off = st[P_OFF]
+    n = st[P_N]
+    depth = st[P_DEPTH]
+    out_base = st[P_OUT]
+    lv = grow_rows(lv, depth + 2)
+    for c in range(ncols):  # the kernel's base / inductive scratch columns
+        ensure_bytes(cols, ncols + c, n * itemsizes[c])
+        ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
+    if static_k >= 0:
+        if not grow_children(cols, ints, itemsizes, out_base + static_k * n, 0):
+            return False, lv, seg
+    kcnt = ints[0]
+    kcnt[:] = 0
+    meta = ints[3]
+    start = 0
+    while True:
+        nb, kused = kernel(cols, consts, accs, ints, off, n, out_base, start)
+        if meta[M_STATUS] == 0:
+            break
+        # a thread needed more child blocks than there was room for: the kernel
+        # undid that thread; make room for twice as many and resume at it
+        need = 2 * meta[M_NEED]
+        if not grow_children(cols, ints, itemsizes, out_base + need * n, need):
+            return False, lv, seg
+        start = meta[M_RESUME]
+    if ints[1][1] != 0:
+        return False, lv, seg
+    account(lv, st, n, nb, P)
+    kcnt = ints[0]
+    if st[P_MODE] == 0:
+        # bfs: the next block is all children in spawn-index order, compacted
+        # down to the record's base (it replaces the block that made them)
+        base = rec[st[SP], BASE]
+        for c in range(ncols):
+            col = cols[c]
+            w = itemsizes[c]
+            dst = base
+            for k in range(kused):
+                src = out_base + k * n
+                if src != dst:
+                    _move_down(col, w, dst, src, kcnt[k])
+                dst += kcnt[k]
+    seg = grow_rows(seg, st[SEGTOP] + kused + 1)
+    finish(rec, st, seg, lv, kcnt, kused, B)
+    return True, lv, seg
+
+
 @njit(DRIVER_SIG, cache=True, nogil=True)
 def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P):  # type: ignore[no-untyped-def]
     """Run the whole schedule of DESIGN.md section 3 from the root frame at 0."""
     rec, seg, lv, st = new_state()
-    ncols = itemsizes.size
     while True:
         # Ctrl-C: ints[4] is the interrupt flag of revec.runtime.interrupt (set by
         # Python's SIGINT handler); checked once per block record, the caller raises
@@ -252,48 +307,8 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
             break
         if status == 0:
             continue
-        off = st[P_OFF]
-        n = st[P_N]
-        depth = st[P_DEPTH]
-        out_base = st[P_OUT]
-        lv = grow_rows(lv, depth + 2)
-        for c in range(ncols):  # the kernel's base / inductive scratch columns
-            ensure_bytes(cols, ncols + c, n * itemsizes[c])
-            ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
-        if static_k >= 0:
-            if not grow_children(cols, ints, itemsizes, out_base + static_k * n, 0):
-                break
-        kcnt = ints[0]
-        kcnt[:] = 0
-        meta = ints[3]
-        start = 0
-        while True:
-            nb, kused = kernel(cols, consts, accs, ints, off, n, out_base, start)
-            if meta[M_STATUS] == 0:
-                break
-            # a thread needed more child blocks than there was room for: the kernel
-            # undid that thread; make room for twice as many and resume at it
-            need = 2 * meta[M_NEED]
-            if not grow_children(cols, ints, itemsizes, out_base + need * n, need):
-                break
-            start = meta[M_RESUME]
-        if ints[1][1] != 0:
-            break  # over the memory budget: the caller raises
-        account(lv, st, n, nb, P)
-        kcnt = ints[0]
-        if st[P_MODE] == 0:
-            # bfs: the next block is all children in spawn-index order, compacted
-            # down to the record's base (it replaces the block that made them)
-            base = rec[st[SP], BASE]
-            for c in range(ncols):
-                col = cols[c]
-                w = itemsizes[c]
-                dst = base
-                for k in range(kused):
-                    src = out_base + k * n
-                    if src != dst:
-                        _move_down(col, w, dst, src, kcnt[k])
-                    dst += kcnt[k]
-        seg = grow_rows(seg, st[SEGTOP] + kused + 1)
-        finish(rec, st, seg, lv, kcnt, kused, B)
+        ok, lv, seg = run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P,
+                                rec, seg, lv, st)
+        if not ok:
+            break  # out of memory or over the budget: the caller raises
     return lv[: st[MAXDEPTH] + 1].copy(), st

@@ -34,31 +34,20 @@ from revec.runtime.numba_scheduler import (
     MAXDEPTH,
     NSEG,
     OFF,
-    P_DEPTH,
-    P_MODE,
-    P_N,
-    P_OFF,
-    P_OUT,
     PEAK,
     SB,
     SEGTOP,
     SP,
     N,
-    _move_down,
-    account,
-    finish,
     grow_rows,
     new_state,
     pick,
+    run_block,
 )
 from revec.runtime.numba_support import (
     BYTES,
     INTS,
     KERNEL_TYPE,
-    M_NEED,
-    M_RESUME,
-    M_STATUS,
-    ensure_bytes,
     grow_children,
 )
 
@@ -289,50 +278,11 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,  
                 break
             if status == 0:
                 continue
-            off = st[P_OFF]
-            n = st[P_N]
-            depth = st[P_DEPTH]
-            out_base = st[P_OUT]
-            lv = grow_rows(lv, depth + 2)
-            for c in range(ncols):
-                ensure_bytes(cols, ncols + c, n * itemsizes[c])
-                ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
-            if static_k >= 0:
-                if not grow_children(cols, ints, itemsizes, out_base + static_k * n, 0):
-                    atomic_store(ctl, STOP, 1)
-                    break
-            kcnt = ints[0]
-            kcnt[:] = 0
-            meta = ints[3]
-            start = 0
-            failed = False
-            while True:
-                nb, kused = kernel(cols, consts, accs, ints, off, n, out_base, start)
-                if meta[M_STATUS] == 0:
-                    break
-                need = 2 * meta[M_NEED]
-                if not grow_children(cols, ints, itemsizes, out_base + need * n, need):
-                    failed = True
-                    break
-                start = meta[M_RESUME]
-            if failed or ints[1][1] != 0:
+            ok, lv, seg = run_block(kernel, cols, itemsizes, consts, accs, ints, static_k,
+                                    B, P, rec, seg, lv, st)
+            if not ok:
                 atomic_store(ctl, STOP, 1)
                 break
-            account(lv, st, n, nb, P)
-            kcnt = ints[0]
-            if st[P_MODE] == 0:
-                base = rec[st[SP], BASE]
-                for c in range(ncols):
-                    col = cols[c]
-                    wd = itemsizes[c]
-                    dst = base
-                    for k in range(kused):
-                        src = out_base + k * n
-                        if src != dst:
-                            _move_down(col, wd, dst, src, kcnt[k])
-                        dst += kcnt[k]
-            seg = grow_rows(seg, st[SEGTOP] + kused + 1)
-            finish(rec, st, seg, lv, kcnt, kused, B)
         if atomic_load(ctl, STOP) != 0:
             break
         if had_work:

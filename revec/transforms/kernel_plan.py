@@ -1,0 +1,480 @@
+"""The kernel of one task as a typed plan, built once and walked by every back end.
+
+A block kernel (see :mod:`.blocking`) is a short sequence of steps over the block's
+SoA columns: read the level-uniform fields once, split the block by the is-base mask,
+run the base case over the base threads, run the inductive case (in one of four
+shapes), store the reducers.  Which shape the inductive case takes, which columns each
+step reads and moves, how many lanes a step handles at a time, which fast paths a
+step has (a uniform 32-lane group is a copy or nothing instead of a compaction) and
+whether a side keeps copies of its columns or a list of arena indices are decided
+here, once, from the IR; an emitter (``revec/backends/c_codegen.py``,
+``revec/backends/numba_codegen.py``) walks :attr:`KernelPlan.steps` in order and emits
+code for each step, recording the ids of the steps it consumed.
+
+``revec transform FILE --plan`` prints :meth:`KernelPlan.render`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from revec import ir
+from revec.ir import speculable
+from revec.transforms.blocking import (
+    BlockProgram,
+    assigned_names,
+    contains_return,
+    straight_spawns,
+    strip_final_return,
+    to_block_program,
+    used_vars,
+)
+from revec.transforms.show import expr as show_expr
+from revec.transforms.spawn_loops import SpawnLoop, loop_state, spawn_loop
+
+LANES = 32  # threads per vector step of every lane step (one 32-bit mask)
+SPLIT_MODES = ("vector", "scalar")
+INT64 = ir.Ty(np.dtype(np.int64))
+
+
+# ---------------------------------------------------------------- IR analyses
+def if_convertible(stmts: tuple[ir.Stmt, ...], top: bool = True) -> bool:
+    """Straight-line statements and ``if``s only (no loops, returns, unpacks under a
+    condition); everything evaluated under a condition speculable: such statements can
+    run for 32 lanes in lock step, every ``if`` turned into a lane mask."""
+    for s in stmts:
+        match s:
+            case ir.Assign(value=v):
+                if not top and not speculable(v):
+                    return False
+            case ir.Spawn(args=args):
+                if not top and not all(speculable(a) for a in args):
+                    return False
+            case ir.Reduce(value=v):
+                if not top and not speculable(v):
+                    return False
+            case ir.If(cond=c, then=a, orelse=b):
+                if not top and not speculable(c):
+                    return False
+                if not (if_convertible(a, False) and if_convertible(b, False)):
+                    return False
+            case ir.Unpack() | ir.ExprStmt():
+                if not top:
+                    return False
+            case _:
+                return False
+    return True
+
+
+@dataclass(frozen=True)
+class SpawnSite:
+    """One spawn statement of lane code: the spawn indices a lane can have there."""
+
+    index: int
+    kset: frozenset[int]
+    conditional: bool
+
+
+def spawn_sites(stmts: tuple[ir.Stmt, ...]) -> tuple[SpawnSite, ...]:
+    """The spawn sites of if-convertible ``stmts`` in program order, each with the set of
+    spawn indices a lane can have there (a lane's k-th spawn goes to child block k)."""
+    sites: list[SpawnSite] = []
+
+    def block(body: tuple[ir.Stmt, ...], cond: bool, kset: frozenset[int]) -> frozenset[int]:
+        for s in body:
+            match s:
+                case ir.Spawn():
+                    sites.append(SpawnSite(len(sites), kset, cond))
+                    kset = (kset | {k + 1 for k in kset}) if cond else \
+                        frozenset(k + 1 for k in kset)
+                case ir.If(then=a, orelse=b):
+                    kset = block(a, True, kset) | block(b, True, kset)
+        return kset
+
+    block(stmts, False, frozenset({0}))
+    return tuple(sites)
+
+
+# ---------------------------------------------------------------- the plan's parts
+@dataclass(frozen=True)
+class Column:
+    name: str
+    ty: ir.Ty
+
+    @property
+    def bits(self) -> int:
+        return 8 * self.ty.dtype.itemsize
+
+    def render(self) -> str:
+        return f"{self.name}:{self.ty.dtype.name}"
+
+
+@dataclass(frozen=True)
+class Side:
+    """What the split writes for one side (``base`` / ``inductive``): a dense copy of
+    each column the side reads (``copy``), or the threads' arena indices (``index``)."""
+
+    side: str
+    columns: tuple[Column, ...]
+    keep: str  # "copy" / "index"
+
+    def render(self) -> str:
+        if self.keep == "index":
+            return f"{self.side} <- arena indices (reads {_names(self.columns)})"
+        return f"{self.side} <- {_names(self.columns)} (copies)"
+
+
+@dataclass(frozen=True)
+class NarrowSum:
+    """A base case that only sums a narrow integer column into a 64-bit sum reducer:
+    summed in 32-bit runs of at most 2^20 threads (cannot overflow)."""
+
+    column: str
+    reducer: str
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+
+    @property
+    def kind(self) -> str:
+        return _KINDS[type(self)]
+
+    def detail(self) -> list[str]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class UniformLoad(Step):
+    """Level-uniform fields (blocking.uniform_params): read once, at the first thread."""
+
+    columns: tuple[Column, ...]
+
+    def detail(self) -> list[str]:
+        return [f"read once per block: {_names(self.columns)}"]
+
+
+@dataclass(frozen=True)
+class Split(Step):
+    """The is-base mask over every thread, then the stream compaction of the block into
+    its dense base and inductive threads, ``lanes`` threads per step; the threads past
+    the last full step are split one by one (branch-free)."""
+
+    mask: ir.Expr
+    reads: tuple[Column, ...]
+    lanes: int
+    base: Side
+    inductive: Side
+    fast_paths: tuple[str, ...]
+
+    def detail(self) -> list[str]:
+        return [f"mask: {show_expr(self.mask)}  (reads {_names(self.reads)})",
+                f"lanes: {self.lanes}, rest one by one",
+                self.base.render(), self.inductive.render(),
+                "fast paths: " + "; ".join(self.fast_paths)]
+
+
+@dataclass(frozen=True)
+class BaseCase(Step):
+    """The base case over the base threads (a thread loop)."""
+
+    stmts: tuple[ir.Stmt, ...]
+    reads: tuple[Column, ...]
+    narrow_sum: NarrowSum | None
+    returns: bool  # a ``return`` inside: the thread body ends early
+
+    def detail(self) -> list[str]:
+        out = [f"reads {_names(self.reads)}"]
+        if self.narrow_sum is not None:
+            out.append(f"narrow sum: {self.narrow_sum.column} into "
+                       f"{self.narrow_sum.reducer} in 32-bit runs of 2^20 threads")
+        if self.returns:
+            out.append("early returns")
+        return out
+
+
+@dataclass(frozen=True)
+class StraightSpawns(Step):
+    """Every inductive thread makes every spawn: spawn k of thread j goes to slot j of
+    child block k (no counters; the threads are independent)."""
+
+    stmts: tuple[ir.Stmt, ...]
+    reads: tuple[Column, ...]
+    spawns: int
+
+    def detail(self) -> list[str]:
+        return [f"reads {_names(self.reads)}",
+                f"{self.spawns} spawns per thread into fixed slots (child block k, slot j)"]
+
+
+@dataclass(frozen=True)
+class LaneSpawns(Step):
+    """The inductive case ``lanes`` threads at a time as if-converted lane code: each
+    spawn site records per lane whether it spawned, its spawn index and arguments; then
+    each child block's new children are appended by one compaction step per column.
+    The threads past the last full step run one by one."""
+
+    stmts: tuple[ir.Stmt, ...]
+    reads: tuple[Column, ...]
+    lanes: int
+    sites: tuple[SpawnSite, ...]
+    child_blocks: tuple[int, ...]
+    fast_paths: tuple[str, ...]
+    # run thread by thread instead (a back end without lane code), two child blocks:
+    # their counters may live in registers
+    counts_in_locals: bool = False
+
+    def detail(self) -> list[str]:
+        sites = ", ".join(f"#{s.index} k in {{{', '.join(map(str, sorted(s.kset)))}}}"
+                          + (" conditional" if s.conditional else "") for s in self.sites)
+        return [f"reads {_names(self.reads)}", f"lanes: {self.lanes}",
+                f"spawn sites: {sites}",
+                f"child blocks: {', '.join(map(str, self.child_blocks))} (one compaction "
+                "step per column each)",
+                "fast paths: " + "; ".join(self.fast_paths)]
+
+
+@dataclass(frozen=True)
+class ThreadSpawns(Step):
+    """The inductive case thread by thread: a thread's k-th spawn goes to child block k
+    through a per-block counter."""
+
+    stmts: tuple[ir.Stmt, ...]
+    reads: tuple[Column, ...]
+    dynamic: bool  # the number of child blocks grows at run time
+    counts_in_locals: bool  # two child blocks: their counters may live in registers
+    reason: str  # why no lane shape fits
+
+    def detail(self) -> list[str]:
+        out = [f"reads {_names(self.reads)}", f"thread by thread: {self.reason}"]
+        if self.dynamic:
+            out.append("child blocks grown at run time")
+        if self.counts_in_locals:
+            out.append("two child blocks: counters in locals")
+        return out
+
+
+@dataclass(frozen=True)
+class LoopPrefix(Step):
+    """Phase A of a lock-step spawn loop: the prefix of every inductive thread; the
+    threads whose loop runs at least once keep their loop state in a dense active list
+    (one compaction step per state column, ``lanes`` threads per step)."""
+
+    shape: SpawnLoop
+    reads: tuple[Column, ...]
+    state: tuple[Column, ...]
+    lanes: int  # threads whose prefix runs in lock step (1: thread by thread)
+    fast_paths: tuple[str, ...]
+
+    def detail(self) -> list[str]:
+        how = (f"prefix as lane code, {self.lanes} lanes" if self.lanes > 1
+               else "prefix thread by thread (not if-convertible)")
+        return [f"reads {_names(self.reads)}", how,
+                f"active list <- {_names(self.state)} (compaction per state column)",
+                "fast paths: " + "; ".join(self.fast_paths)]
+
+
+@dataclass(frozen=True)
+class LoopIterate(Step):
+    """Phase B: one iteration of every active thread per pass, ``lanes`` at a time as
+    if-converted lane code; iteration ``it`` writes child block ``it`` densely (one
+    child per active thread), the threads whose loop goes on are compacted into the
+    next active list."""
+
+    shape: SpawnLoop
+    state: tuple[Column, ...]
+    by_index: tuple[str, ...]  # read-only fields read from the block through ``_idx``
+    updated: tuple[str, ...]  # the state columns an iteration changes (the rest it reads)
+    lanes: int
+    sites: tuple[SpawnSite, ...]
+    dynamic: bool
+    fast_paths: tuple[str, ...]
+
+    def detail(self) -> list[str]:
+        out = [f"lanes: {self.lanes}, spawn sites: {len(self.sites)}",
+               f"state an iteration changes: {', '.join(self.updated) or '-'}",
+               "iteration it -> child block it, one child per active thread (dense)",
+               f"next active list <- {_names(self.state)} (compaction per state column)"]
+        if self.by_index:
+            out.append(f"read through the thread's index: {', '.join(self.by_index)}")
+        if self.dynamic:
+            out.append("child blocks grown at run time")
+        return out + ["fast paths: " + "; ".join(self.fast_paths)]
+
+
+@dataclass(frozen=True)
+class StoreReducers(Step):
+    reducers: tuple[str, ...]
+
+    def detail(self) -> list[str]:
+        return [f"store {', '.join(self.reducers) or '-'}; return the base threads' count"]
+
+
+_KINDS: dict[type, str] = {UniformLoad: "uniform-load", Split: "split", BaseCase: "base",
+                           StraightSpawns: "straight-spawns", LaneSpawns: "lane-spawns",
+                           ThreadSpawns: "thread-spawns", LoopPrefix: "loop-prefix",
+                           LoopIterate: "loop-iterate", StoreReducers: "store-reducers"}
+
+COMPACTION_FAST = ("all lanes kept -> copy", "no lane kept -> skip",
+                   "else one compaction step per column")
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    task: str
+    source: str
+    bp: BlockProgram
+    split_mode: str  # "vector" (compaction steps) / "scalar" (branch-free scalar steps)
+    columns: tuple[Column, ...]  # the fields that vary between threads
+    invariant: tuple[Column, ...]
+    uniform: tuple[Column, ...]
+    steps: tuple[Step, ...]
+    slack: int  # room after each child block for the lane steps' full-width stores
+
+    @property
+    def step_ids(self) -> tuple[str, ...]:
+        return tuple(s.id for s in self.steps)
+
+    def step(self, kind: type[Step]) -> Step | None:
+        return next((s for s in self.steps if isinstance(s, kind)), None)
+
+    @property
+    def loop(self) -> tuple[LoopPrefix, LoopIterate] | None:
+        a, b = self.step(LoopPrefix), self.step(LoopIterate)
+        if isinstance(a, LoopPrefix) and isinstance(b, LoopIterate):
+            return a, b
+        return None
+
+    def render(self) -> str:
+        L = [f"kernel plan of task {self.task} ({self.source})",
+             f"columns: {_names(self.columns)}",
+             f"invariant (one value per tree): {_names(self.invariant)}",
+             f"level-uniform (one value per block): {_names(self.uniform)}",
+             f"split mode: {self.split_mode}; child-block slack: {self.slack}",
+             "steps:"]
+        for s in self.steps:
+            L.append(f"  {s.id} {s.kind}")
+            L += [f"      {x}" for x in s.detail()]
+        return "\n".join(L) + "\n"
+
+
+def _names(cols: tuple[Column, ...]) -> str:
+    return ", ".join(c.render() for c in cols) if cols else "-"
+
+
+# ---------------------------------------------------------------- building
+def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> KernelPlan:
+    """The kernel plan of ``task``.  ``split_mode`` ``scalar``: the split and the active
+    lists use branch-free scalar steps (the numba back end's ``compaction="scalar"``);
+    then a side reading three or more columns keeps arena indices, and a lock-step
+    loop's read-only fields are read through the thread's index (fewer stores per
+    thread: the store port is the scalar steps' bottleneck)."""
+    if split_mode not in SPLIT_MODES:
+        raise ValueError(f"split mode {split_mode!r}")
+    bp = to_block_program(program, task)
+    t = bp.task
+    cols = tuple(Column(p.name, p.ty) for p in bp.columns)
+    uniform = tuple(c for c in cols if c.name in bp.uniform)
+    varying = tuple(c for c in cols if c.name not in bp.uniform)
+    invariant = tuple(Column(p.name, p.ty) for p in bp.fields if p.name in bp.invariant)
+    scalar = split_mode == "scalar"
+
+    def reads(stmts: tuple[ir.Stmt, ...] | ir.Expr) -> tuple[Column, ...]:
+        used = used_vars(stmts)
+        return tuple(c for c in varying if c.name in used)
+
+    def side(name: str, stmts: tuple[ir.Stmt, ...]) -> Side:
+        r = reads(stmts)
+        return Side(name, r, "index" if scalar and len(r) >= 3 else "copy")
+
+    steps: list[Step] = []
+    n = 0
+
+    def sid(kind: str) -> str:
+        nonlocal n
+        n += 1
+        return f"{n}.{kind}"
+
+    if uniform:
+        steps.append(UniformLoad(sid("uniform"), uniform))
+    base_side, ind_side = side("base", bp.base), side("inductive", bp.inductive)
+    steps.append(Split(sid("split"), bp.is_base, reads((ir.ExprStmt(t.loc, bp.is_base),)),
+                       LANES, base_side, ind_side,
+                       ("all base -> copies", "all inductive -> copies",
+                        "else one compaction step per moved column and side")))
+    steps.append(BaseCase(sid("base"), bp.base, base_side.columns,
+                          narrow_sum(program, bp, base_side), contains_return(bp.base)))
+    inductive = strip_final_return(bp.inductive)
+    dynamic = bp.max_spawns is None
+    slack = 0
+    if straight_spawns(inductive):
+        steps.append(StraightSpawns(sid("straight"), bp.inductive, ind_side.columns,
+                                    bp.max_spawns or 0))
+    elif not dynamic and if_convertible(inductive):
+        sites = spawn_sites(inductive)
+        blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
+        steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, sites,
+                                blocks, ("a child block's 32 lanes all spawn -> copy",
+                                         "none spawns -> skip"), len(blocks) == 2))
+        slack = LANES
+    elif (shape := spawn_loop(inductive, if_convertible)) is not None:
+        state = tuple(Column(nm, ty)
+                      for nm, ty in loop_state(shape, _params(bp, varying), t.locals))
+        if isinstance(shape.loop, ir.For):
+            state += (Column("_stop", INT64),)
+        by_index: tuple[str, ...] = ()
+        if scalar:
+            written = assigned_names(shape.loop.body)
+            names = {c.name for c in varying}
+            ro = tuple(c.name for c in state if c.name in names and c.name not in written)
+            if len(ro) >= 2:
+                by_index = ro
+                state = (Column("_idx", INT64),) + tuple(c for c in state if c.name not in ro)
+        steps.append(LoopPrefix(sid("loop-prefix"), shape, ind_side.columns, state,
+                                LANES if if_convertible(shape.prefix) else 1,
+                                COMPACTION_FAST))
+        changed = assigned_names(shape.loop.body) | (
+            {shape.loop.var} if isinstance(shape.loop, ir.For) else set())
+        updated = tuple(c.name for c in state if c.name in changed)
+        steps.append(LoopIterate(sid("loop-iterate"), shape, state, by_index, updated, LANES,
+                                 spawn_sites(shape.loop.body), dynamic, COMPACTION_FAST))
+        slack = LANES
+    else:
+        if dynamic:
+            reason = "the number of child blocks grows at run time"
+        elif not if_convertible(inductive):
+            reason = ("loops, returns or non-speculable code under a condition: "
+                      "not if-convertible")
+        else:
+            reason = "no lane shape fits"
+        steps.append(ThreadSpawns(sid("threads"), bp.inductive, ind_side.columns, dynamic,
+                                  bp.max_spawns == 2, reason))
+    steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
+    return KernelPlan(task, Path(program.path).name, bp, split_mode, cols, invariant, uniform,
+                      tuple(steps), slack)
+
+
+def _params(bp: BlockProgram, cols: tuple[Column, ...]) -> tuple[ir.Param, ...]:
+    names = {c.name for c in cols}
+    return tuple(p for p in bp.columns if p.name in names)
+
+
+def narrow_sum(program: ir.Program, bp: BlockProgram, base: Side) -> NarrowSum | None:
+    """A base case that only sums a narrow integer column into a 64-bit sum reducer
+    (fib's ``reduce(count, n)``): summed in 32-bit runs of up to 2^20 threads, which
+    cannot overflow and vectorizes 4x wider than widening every element to 64 bits."""
+    match bp.base:
+        case (ir.Reduce(reducer=r, value=ir.Cast(operand=ir.Var(name=name) as v, ty=ty)),):
+            pass
+        case _:
+            return None
+    decl = program.reducers[r]
+    if decl.op != "sum" or ty.kind != "i" or ty.dtype.itemsize != 8 \
+            or v.ty.kind not in "iu" or v.ty.dtype.itemsize > 2 \
+            or base.keep != "copy" or name not in {c.name for c in base.columns}:
+        return None  # (a level-uniform field has no base column)
+    return NarrowSum(name, r)

@@ -1,0 +1,144 @@
+"""The kernel plan (revec/transforms/kernel_plan.py): one typed plan per task, walked by
+both back ends' emitters.  Every benchmark's plan is printed, and both emitters (C, and
+numba with the vector and with the scalar steps) must consume every step of it, in
+order; golden files pin the fib and nqueens plans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from revec.api import get_program
+from revec.backends.c_codegen import CModuleGen
+from revec.backends.numba_codegen import NumbaModuleGen
+from revec.cli import main
+from revec.transforms import kernel_plan as kp
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
+
+
+def plans(path: Path) -> list[tuple[str, kp.KernelPlan]]:
+    program = get_program(path)
+    return [(t, kp.build_plan(program, t)) for t in program.tasks]
+
+
+@pytest.mark.parametrize("path", BENCHMARKS, ids=lambda p: p.stem)
+def test_both_emitters_consume_every_step(path: Path) -> None:
+    program = get_program(path)
+    for task in program.tasks:
+        plan = kp.build_plan(program, task)
+        text = plan.render()
+        print(text)
+        assert len(set(plan.step_ids)) == len(plan.step_ids)
+        for s in plan.steps:
+            assert f"  {s.id} {s.kind}\n" in text
+        c = CModuleGen(program, task)
+        c.generate()
+        assert c.plan == plan
+        assert tuple(c.consumed) == plan.step_ids, "the C emitter skipped a plan step"
+        for mode in ("table", "scalar"):
+            nb = NumbaModuleGen(program, task, mode)
+            nb.generate()
+            assert nb.plan == kp.build_plan(program, task,
+                                            "scalar" if mode == "scalar" else "vector")
+            assert tuple(nb.consumed) == nb.plan.step_ids, \
+                f"the numba emitter ({mode}) skipped a plan step"
+
+
+# the inductive shape of each benchmark, as the kernels' docstrings describe them
+SHAPES = {
+    "binomial": kp.StraightSpawns, "fib": kp.StraightSpawns, "knapsack": kp.StraightSpawns,
+    "treebuild": kp.ThreadSpawns,  # while loops before its spawns
+    "graphcol": kp.LaneSpawns, "parentheses": kp.LaneSpawns,
+    "minmax": kp.LoopIterate, "nqueens": kp.LoopIterate, "uts": kp.LoopIterate,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_benchmark_shapes(name: str) -> None:
+    ((_, plan),) = plans(ROOT / "benchmarks" / f"{name}.py")
+    kinds = [type(s) for s in plan.steps]
+    assert SHAPES[name] in kinds
+    assert kinds[-1] is kp.StoreReducers
+    assert kp.Split in kinds and kp.BaseCase in kinds
+    if SHAPES[name] is kp.LoopIterate:
+        assert kinds[-3:-1] == [kp.LoopPrefix, kp.LoopIterate]
+        assert plan.slack == kp.LANES
+    if SHAPES[name] is kp.StraightSpawns:
+        assert plan.slack == 0
+
+
+def test_loop_state_of_a_for_and_a_while() -> None:
+    ((_, uts),) = plans(ROOT / "benchmarks" / "uts.py")
+    ((_, nq),) = plans(ROOT / "benchmarks" / "nqueens.py")
+    # a loop's trip count is data-dependent: the child blocks grow at run time
+    assert uts.loop is not None and uts.loop[1].dynamic
+    assert nq.loop is not None and nq.loop[1].dynamic
+    # uts' ``for i in range(kids)`` carries i and its stop; nqueens' while carries free
+    assert {c.name for c in uts.loop[0].state} >= {"i", "_stop", "h0", "h4"}
+    assert {c.name for c in nq.loop[0].state} == {"free", "cols", "d1", "d2"}
+    # an iteration changes only these (a back end updating the lists in place writes
+    # back nothing else)
+    assert nq.loop[1].updated == ("free",)
+    assert "i" in uts.loop[1].updated and "_stop" not in uts.loop[1].updated
+    # nqueens' n is passed on unchanged (one value per tree), row is level-uniform
+    assert [c.name for c in nq.invariant] == ["n"]
+    assert [c.name for c in nq.uniform] == ["row"]
+
+
+def test_scalar_mode_keeps_index_lists() -> None:
+    """With the scalar steps, a side reading three or more columns keeps arena indices
+    and a lock-step loop reads its read-only fields through the thread's index."""
+    program = get_program(ROOT / "benchmarks" / "nqueens.py")
+    vec = kp.build_plan(program, "nqueens", "vector")
+    sca = kp.build_plan(program, "nqueens", "scalar")
+    split_v, split_s = vec.step(kp.Split), sca.step(kp.Split)
+    assert isinstance(split_v, kp.Split) and isinstance(split_s, kp.Split)
+    assert split_v.inductive.keep == "copy" and split_s.inductive.keep == "index"
+    assert vec.loop is not None and sca.loop is not None
+    assert vec.loop[1].by_index == ()
+    assert set(sca.loop[1].by_index) >= {"cols", "d1", "d2"}
+    assert sca.loop[0].state[0].name == "_idx"
+    with pytest.raises(ValueError):
+        kp.build_plan(program, "nqueens", "simd")
+
+
+def test_lane_sites_of_conditional_spawns() -> None:
+    ((_, plan),) = plans(ROOT / "benchmarks" / "graphcol.py")
+    step = plan.step(kp.LaneSpawns)
+    assert isinstance(step, kp.LaneSpawns)
+    # three conditional spawns: the i-th can be a lane's spawn 0 .. i
+    assert [sorted(s.kset) for s in step.sites] == [[0], [0, 1], [0, 1, 2]]
+    assert all(s.conditional for s in step.sites)
+    assert step.child_blocks == (0, 1, 2)
+    assert [c.name for c in plan.uniform] == ["v"]
+
+
+def test_narrow_sum_only_for_a_narrow_column() -> None:
+    ((_, fib),) = plans(ROOT / "benchmarks" / "fib.py")
+    ((_, knap),) = plans(ROOT / "benchmarks" / "knapsack.py")
+    base = fib.step(kp.BaseCase)
+    assert isinstance(base, kp.BaseCase) and base.narrow_sum == kp.NarrowSum("n", "count")
+    base = knap.step(kp.BaseCase)
+    assert isinstance(base, kp.BaseCase) and base.narrow_sum is None
+
+
+@pytest.mark.parametrize("name", ["fib", "nqueens"])
+def test_plan_golden(name: str, request: pytest.FixtureRequest) -> None:
+    ((_, plan),) = plans(ROOT / "benchmarks" / f"{name}.py")
+    golden = HERE / "golden" / f"{name}_plan.txt"
+    if request.config.getoption("--update-golden"):
+        golden.write_text(plan.render())
+    assert plan.render() == golden.read_text(), "the plan changed: run pytest --update-golden"
+
+
+def test_transform_plan_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan"]) == 0
+    ((_, plan),) = plans(ROOT / "benchmarks" / "nqueens.py")
+    assert capsys.readouterr().out == plan.render()
+    assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan",
+                 "--spawn-form"]) == 2
+    assert "pick one" in capsys.readouterr().err
