@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, given, note, reject, settings
 from hypothesis import strategies as st
 
 from revec.api import get_program, run_loaded
@@ -75,15 +75,18 @@ def check_file(folder: Path, spec: CilkFile, data: st.DataObject) -> None:
                     assert res.stats.tasks == calls, (*where, res.stats.tasks, calls)
 
 
-GROUPS = 5  # the default run in groups, so that pytest-xdist spreads them over the cores
-FILES_PER_GROUP = 5
+GROUPS = 25  # one file each, so that pytest-xdist's workers end together
 
 
 @pytest.mark.parametrize("group", range(GROUPS))
-@settings(max_examples=FILES_PER_GROUP, phases=NO_SHRINK, **SETTINGS)
+@settings(max_examples=1, phases=NO_SHRINK, **SETTINGS)
 @given(data=st.data())
 def test_generated_cilk_matches_serial_elision(tmp_path_factory, group, data):
-    """5 groups of 5 files of 4 tasks: 100 generated task programs against gcc."""
+    """25 files of 4 tasks: 100 generated task programs against gcc."""
+    # hypothesis tries the all-zero choices (the simplest file) first in every run:
+    # passed over, or every group would check that same file
+    if data.draw(st.integers(0, 2**32), label="salt") == 0:
+        reject()
     spec = data.draw(cilk_files(), label="file")
     check_file(tmp_path_factory.mktemp(f"cilk{group}"), spec, data)
 
