@@ -28,7 +28,7 @@ def build(sources: list[Path], out: Path, *, cilk5: bool = False, extra: tuple[s
     """Compile the serial elision of ``sources`` into the executable ``out``."""
     cc = gcc()
     assert cc is not None
-    cmd = [cc, opt, "-fwrapv", "-I", str(include_dir(out.parent)), *ELISION,
+    cmd = [cc, opt, "-fwrapv", "-pthread", "-I", str(include_dir(out.parent)), *ELISION,
            *(CILK5_ELISION if cilk5 else []), *extra, *map(str, sources), "-o", str(out),
            "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

@@ -29,17 +29,19 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 INT_TYPES = ["int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
-             "uint64_t", "int", "unsigned", "long", "char", "short", "unsigned char"]
+             "uint64_t", "int", "unsigned", "long", "char", "short", "unsigned char",
+             "unsigned long"]
 RESULT_TYPES = ["int64_t", "int32_t", "uint32_t", "uint64_t", "long", "int", "unsigned",
-                "double"]
+                "double", "float"]
 MAX_RESULT_TYPES = ["int64_t", "int32_t", "long", "int"]
 DEPTH = int(__import__("os").environ.get("CILK_GEN_DEPTH", "2"))  # of local expressions
-SHAPES = ["pair", "array", "loop", "max", "min", "void"]
+SHAPES = ["pair", "array", "loop", "max", "min", "void", "acc"]
 RANGES = {"int8_t": (-128, 127), "int16_t": (-32768, 32767), "int32_t": (-2**31, 2**31 - 1),
           "int64_t": (-2**63, 2**63 - 1), "uint8_t": (0, 255), "uint16_t": (0, 65535),
           "uint32_t": (0, 2**32 - 1), "uint64_t": (0, 2**64 - 1), "int": (-2**31, 2**31 - 1),
           "unsigned": (0, 2**32 - 1), "long": (-2**63, 2**63 - 1), "char": (-128, 127),
-          "short": (-32768, 32767), "unsigned char": (0, 255)}
+          "short": (-32768, 32767), "unsigned char": (0, 255),
+          "unsigned long": (0, 2**64 - 1)}
 
 
 @dataclass
@@ -77,9 +79,9 @@ class CilkFile:
                 lines.append(f"    rv_task = (void *){t.name}; rv_calls = 0;")
                 if t.result is None:
                     lines.append(f"    {call}; printf(\"-\\n\");")
-                elif t.result == "double":
+                elif t.result in ("double", "float"):
                     lines.append(f"    printf(\"%.17g\\n\", {call});")
-                elif t.result in ("uint32_t", "uint64_t", "unsigned"):
+                elif t.result in ("uint32_t", "uint64_t", "unsigned", "unsigned long"):
                     lines.append(f"    printf(\"%llu\\n\", (unsigned long long){call});")
                 else:
                     lines.append(f"    printf(\"%lld\\n\", (long long){call});")
@@ -198,7 +200,9 @@ def _task(d: st.DrawFn, name: str, shape: str, atype: str, spawn_kw: str, sync_k
         result = d(st.sampled_from(MAX_RESULT_TYPES))
     else:
         result = d(st.sampled_from(RESULT_TYPES))
-    floaty = result == "double"
+    # floating results: every local value is a small multiple of 1/4, so every sum is
+    # exact in float and double, whatever order revec adds them in
+    floaty = result in ("double", "float")
     prefix = "cilk " if cilk5 else ""
     threshold = d(st.integers(0, 2))
     lines = [f"{prefix}{result or 'void'} {name}(int16_t d, {atype} a, int32_t s) {{"]
@@ -211,7 +215,7 @@ def _task(d: st.DrawFn, name: str, shape: str, atype: str, spawn_kw: str, sync_k
     def local(stable: bool = False) -> str:
         if floaty:
             return d(st.sampled_from(["d * 0.25", "1.5", "(a % 5) * 0.5 + 1.0",
-                                      "(double)(s & 3)"]))
+                                      f"({result})(s & 3)"]))
         e = _expr(d, ["d", "a", "s"] if stable else names, DEPTH, stable)
         if maxmode:  # small, so path sums never wrap
             return f"(int)(({e}) & 15)"
@@ -245,7 +249,8 @@ def _task(d: st.DrawFn, name: str, shape: str, atype: str, spawn_kw: str, sync_k
         if d(st.booleans()):
             lines.append(f"    return x + y{maybe_local()};")
         else:
-            lines.append(f"    return y + {d(st.sampled_from(['2 * x', 'x * s', 'x']))}"
+            weights = ["2 * x", "x"] if result == "float" else ["2 * x", "x * s", "x"]
+            lines.append(f"    return y + {d(st.sampled_from(weights))}"
                          f"{maybe_local()};")
     elif shape == "array":
         fan = d(st.integers(1, 3))
@@ -278,6 +283,12 @@ def _task(d: st.DrawFn, name: str, shape: str, atype: str, spawn_kw: str, sync_k
                   f"    {result} y = {spawn_kw} {call(2)};", f"    {sync_kw};",
                   f"    return {local(True) + ' + ' if d(st.booleans()) else ''}"
                   f"(x {op} y ? x : y);"]
+    elif shape == "acc":  # x += cilk_spawn f(...), a plain or spawned call beside it
+        plain = not cilk5 and d(st.booleans())
+        second = call(2) if plain else f"{spawn_kw} {call(2)}"
+        lines += [f"    {result} total = {local()};", f"    total += {spawn_kw} {call(1)};",
+                  f"    {result} y = {second};", f"    {sync_kw};",
+                  f"    return total + y{maybe_local()};"]
     else:  # void
         fan = 3
         lines += [f"    {spawn_kw} {call(1)};",

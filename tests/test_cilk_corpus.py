@@ -67,3 +67,15 @@ def test_bench_accepts_a_c_program(tmp_path, capsys):
     assert recs[0]["c_best_block"] == 64
     assert "| binomial | quick | 11440 |" in (tmp_path / "cilk.md").read_text()
     assert main(["bench", path, "--size", "quick", "--out", str(tmp_path)]) == 2
+
+
+def test_narrowing_gives_the_python_programs_uniform_fields():
+    """C computes binomial's 'n - 1' in int and converts it back to int8_t; computed in
+    int8 it is the Python program's 'n - 1', a level-uniform field (read once per block)."""
+    from revec.transforms.blocking import uniform_params
+
+    for name in ("binomial", "nqueens", "knapsack"):
+        c_task = get_program(cilk_path(name)).tasks[name]
+        py_task = get_program(cilk_path(name).parent.parent / f"{name}.py").tasks[name]
+        assert uniform_params(c_task) == uniform_params(py_task), name
+    assert uniform_params(get_program(cilk_path("binomial")).tasks["binomial"]) == {"n"}

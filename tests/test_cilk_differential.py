@@ -2,8 +2,9 @@
 every task's result, and its number of tasks, on every variant and both back ends.
 
 Files come from ``progen_cilk.py``: each holds several tasks of the shapes of the C
-subset (spawn beside a plain recursive call, arrays collecting spawned results, loops
-of calls, max/min by ``?:``, void tasks), ``<stdint.h>`` types, ``#define``, file-scope
+subset (spawn beside a plain recursive call, ``x += cilk_spawn``, arrays collecting
+spawned results, loops of calls, max/min by ``?:``, void tasks), integer, ``double`` and
+``float`` results, ``<stdint.h>`` types, ``#define``, file-scope
 ``const`` scalars and tables, a ``static`` helper, and sometimes MIT Cilk-5 spelling.
 The default run checks 25 files of 4 tasks (100 task programs), each task run on one or
 two root arguments; ``pytest -m slow`` checks 300 more files.  A task costs about 4 s,
@@ -44,7 +45,7 @@ def oracle(spec: CilkFile, folder: Path) -> list[tuple[str, int]]:
 def same(result: object, printed: str, ctype: str | None) -> bool:
     if ctype is None:
         return printed == "-"
-    if ctype == "double":
+    if ctype in ("double", "float"):
         return float(result) == float(printed) or math.isclose(float(result), float(printed),
                                                                rel_tol=1e-12)
     return int(result) == int(printed)

@@ -6,6 +6,7 @@ For a ``.c`` file named after a suite benchmark (``benchmarks/cilk/nqueens.c``, 
 
 * the serial elision: the file itself (its ``main``) built by ``gcc -O3 -march=native``
   with ``cilk_spawn``/``cilk_sync`` defined away, timed as a process (median wall time);
+  and the same build with ``-fno-ipa-pure-const`` (see ``NO_CONST_MERGE``), interleaved;
 * revec's C back end, reexp (R = B), every block size of the sweep once, the best two
   refined to the median of ``repeats`` runs (``RunStats.seconds``, compilation excluded);
 * the same for the Python spawn/reduce program ``benchmarks/NAME.py`` and its plain
@@ -42,7 +43,13 @@ def corpus_name(path: Path) -> str:
     return name
 
 
-def build_elision(path: Path, folder: Path) -> Path:
+# gcc marks a task without side effects (fib, binomial, ...) 'const' and, after inlining
+# it into itself, merges its repeated calls: fib(40)'s elision then takes 0.005 s instead
+# of 0.2 s (gcc 12, -O3), no longer walking the tree; the second elision keeps the calls
+NO_CONST_MERGE = ("-fno-ipa-pure-const",)
+
+
+def build_elision(path: Path, folder: Path, extra: tuple[str, ...] = ()) -> Path:
     from revec.backends.cbuild import find_compiler
 
     cc = find_compiler()
@@ -51,9 +58,9 @@ def build_elision(path: Path, folder: Path) -> Path:
     inc = folder / "include" / "cilk"
     inc.mkdir(parents=True, exist_ok=True)
     (inc / "cilk.h").write_text("/* serial elision */\n")
-    exe = folder / path.stem
-    cmd = [*cc, "-O3", "-march=native",
-           "-I", str(folder / "include"), "-Dcilk_spawn=", "-Dcilk_sync=", str(path), "-o",
+    exe = folder / (path.stem + "".join(extra))
+    cmd = [*cc, "-O3", "-march=native", "-pthread",  # uts.c's main runs on a big-stack thread
+           *extra, "-I", str(folder / "include"), "-Dcilk_spawn=", "-Dcilk_sync=", str(path), "-o",
            str(exe), "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
@@ -106,14 +113,18 @@ def measure(path: Path, size: str = "default", repeats: int = 5,
 
     with tempfile.TemporaryDirectory(prefix="revec-elision-") as tmp:
         exe = build_elision(path, Path(tmp))
+        exe_calls = build_elision(path, Path(tmp), NO_CONST_MERGE)
         words = [str(a) for a in cargs]
         _time_process(exe, words)  # warm (page cache)
-        el_times = []
-        for _ in range(repeats):
-            t, out = _time_process(exe, words)
-            if int(out.split()[0]) != want:
-                raise RevecError(f"the serial elision of {path} printed {out}, expected {want}")
-            el_times.append(t)
+        _time_process(exe_calls, words)
+        el_times, el_calls_times = [], []
+        for _ in range(repeats):  # the two builds interleaved
+            for binary, times in ((exe, el_times), (exe_calls, el_calls_times)):
+                t, out = _time_process(binary, words)
+                if int(out.split()[0]) != want:
+                    raise RevecError(f"the serial elision of {path} printed {out}, "
+                                     f"expected {want}")
+                times.append(t)
     cprog = get_program(path)
     c_best, c_times = _sweep(cprog, name, cargs, check_c, sizes, repeats)
 
@@ -143,19 +154,23 @@ def measure(path: Path, size: str = "default", repeats: int = 5,
         check_py(r)
         inter_py.append(float(r.stats.seconds))
     elision = _median(el_times)
+    elision_calls = _median(el_calls_times)
     c_reexp = _median(c_times[c_best])
     baseline = _median(base_times)
     py_reexp = _median(py_times[py_best])
     return {
         "name": name, "size": size, "args": list(cargs), "answer": want,
         "elision_seconds": elision, "elision_times": el_times,
+        "elision_calls_seconds": elision_calls, "elision_calls_times": el_calls_times,
         "c_best_block": c_best, "c_reexp_seconds": c_reexp,
         "c_reexp_curve": {str(b): _median(v) for b, v in c_times.items()},
         "python_best_block": py_best, "python_reexp_seconds": py_reexp,
         "python_baseline_seconds": baseline,
         "interleaved_c": inter_c, "interleaved_python": inter_py,
-        "c_speedup": elision / c_reexp, "python_speedup": baseline / py_reexp,
+        "c_speedup": elision / c_reexp, "c_speedup_calls": elision_calls / c_reexp,
+        "python_speedup": baseline / py_reexp,
         "speedup_ratio": (baseline / py_reexp) / (elision / c_reexp),
+        "speedup_ratio_calls": (baseline / py_reexp) / (elision_calls / c_reexp),
         "reexp_time_ratio": _median(inter_c) / _median(inter_py),
         "load": os.getloadavg(),
     }
@@ -166,27 +181,33 @@ def render(records: list[dict[str, Any]], repeats: int) -> str:
         "# Cilk C corpus: revec against the serial elision",
         "",
         "Each row: a `benchmarks/cilk/` program on the suite's preset inputs. *elision*: the "
-        "file built by `gcc -O3 -march=native -Dcilk_spawn= -Dcilk_sync=` (its own `main`), "
-        "median wall time of the process; *C reexp*: revec's C back end, reexp with R = B at "
+        "file built by `gcc -O3 -march=native -pthread -Dcilk_spawn= -Dcilk_sync=` (its own "
+        "`main`), median wall time of the process; *elision, calls kept*: the same with "
+        "`-fno-ipa-pure-const` (gcc otherwise marks a task without side effects const and "
+        "merges the repeated calls of its inlined copies, so fib's elision skips most of "
+        "the tree), the two builds run interleaved; *C reexp*: revec's C back end, reexp with R = B at "
         "the best block size of the sweep, median of the run's own time "
         "(`RunStats.seconds`, compilation excluded); *Python*: the spawn/reduce program "
         "`benchmarks/NAME.py`, C reexp at its best block size, against its plain recursive "
         "C baseline (`benchmarks/baselines/`). *speedup ratio*: Python program's speedup "
-        "over the C program's (target: at most 1.15). *time ratio*: C program's reexp time "
+        "over the C program's (target: at most 1.15), against the elision and against the "
+        "elision with its calls kept. *time ratio*: C program's reexp time "
         "over the Python program's, medians of runs interleaved at the best sizes. "
         f"Medians of {repeats} runs.",
         "",
-        "| program | size | answer | elision (s) | C reexp (s) | best B | speedup | "
-        "Python reexp (s) | Python baseline (s) | Python speedup | speedup ratio | "
-        "time ratio | load (1/5/15 min) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| program | size | answer | elision (s) | elision, calls kept (s) | C reexp (s) | "
+        "best B | speedup | speedup, calls kept | Python reexp (s) | Python baseline (s) | "
+        "Python speedup | speedup ratio | speedup ratio, calls kept | time ratio | "
+        "load (1/5/15 min) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         load = "/".join(f"{x:.1f}" for x in r["load"])
         lines.append(
             f"| {r['name']} | {r['size']} | {r['answer']} | {r['elision_seconds']:.3f} | "
-            f"{r['c_reexp_seconds']:.3f} | {r['c_best_block']} | {r['c_speedup']:.2f}x | "
+            f"{r['elision_calls_seconds']:.3f} | {r['c_reexp_seconds']:.3f} | "
+            f"{r['c_best_block']} | {r['c_speedup']:.2f}x | {r['c_speedup_calls']:.2f}x | "
             f"{r['python_reexp_seconds']:.3f} | {r['python_baseline_seconds']:.3f} | "
             f"{r['python_speedup']:.2f}x | {r['speedup_ratio']:.2f} | "
-            f"{r['reexp_time_ratio']:.2f} | {load} |")
+            f"{r['speedup_ratio_calls']:.2f} | {r['reexp_time_ratio']:.2f} | {load} |")
     return "\n".join(lines) + "\n"

@@ -950,7 +950,8 @@ class FunctionLowerer:
                 self.numeric(a, node.left)
                 self.numeric(b, node.right)
                 t = ct.usual(a.ty, b.ty)
-                return ir.Compare(loc, BOOL, op, self.convert(a, t), self.convert(b, t))
+                A, B = _unwidened(self.convert(a, t), self.convert(b, t))
+                return ir.Compare(loc, BOOL, op, A, B)
             case c_ast.BinaryOp(op="&&" | "||"):
                 a = self.truth(self.expr(node.left))
                 b = self.truth(self.expr(node.right))
@@ -1198,6 +1199,11 @@ class FunctionLowerer:
                     return ir.Cast(e.loc, ty, e)
                 return ir.Const(e.loc, ty, ct.wrap(int(fv), ty))
             return ir.Const(e.loc, ty, ct.wrap(int(v), ty))
+        if (e.ty.kind in "iu" and ty.kind in "iu"
+                and ty.dtype.itemsize < e.ty.dtype.itemsize):
+            narrow = _narrowed(e, ty)
+            if narrow is not None:
+                return narrow
         return ir.Cast(e.loc, ty, e)
 
     def arith(self, op: str, a: ir.Expr, b: ir.Expr, node: c_ast.Node) -> ir.Expr:
@@ -1224,6 +1230,68 @@ class FunctionLowerer:
         if op in ("/", "%"):
             return _trunc_divmod(op, A, B, t, loc)
         return ir.BinOp(loc, t, op, A, B)
+
+
+# operations whose result's low bits depend only on the operands' low bits (so do
+# those of - and ~)
+_LOW_BITS_OPS = ("+", "-", "*", "&", "|", "^")
+
+
+def _narrowed(e: ir.Expr, ty: Ty) -> ir.Expr | None:
+    """The integer expression ``e`` truncated to the narrower integer type ``ty``,
+    computed in ``ty`` where that needs no conversion (None otherwise): ``(int8_t)(n -
+    1)`` on an ``int8_t n`` is ``n - 1`` in int8 arithmetic, which wraps alike.  The
+    program is then what the Python front end makes of ``n - 1`` (one conversion less
+    for numba to type; a spawn's ``n - 1`` is recognized as a level-uniform step)."""
+    if e.ty.kind not in "iu" or e.ty.dtype.itemsize < ty.dtype.itemsize:
+        return None
+    match e:
+        case ir.Const(value=v):
+            return ir.Const(e.loc, ty, ct.wrap(int(v), ty))
+        case ir.Cast(operand=x) if x.ty == ty:
+            return x
+        case ir.BinOp(op=op, left=a, right=b) if op in _LOW_BITS_OPS:
+            na, nb = _narrowed(a, ty), _narrowed(b, ty)
+            if na is not None and nb is not None:
+                return ir.BinOp(e.loc, ty, op, na, nb)
+        case ir.UnaryOp(op="-" | "~" as op, operand=x):
+            nx = _narrowed(x, ty)
+            if nx is not None:
+                return ir.UnaryOp(e.loc, ty, op, nx)
+    return None
+
+
+def _keeps_values(src: Ty, dst: Ty) -> bool:
+    """Every value of the integer type ``src`` is a value of ``dst``."""
+    if src.weak or src.kind not in "iu" or dst.kind not in "iu":
+        return False
+    if src.kind == dst.kind:
+        return src.dtype.itemsize <= dst.dtype.itemsize
+    return src.kind == "u" and src.dtype.itemsize < dst.dtype.itemsize
+
+
+def _unwidened(a: ir.Expr, b: ir.Expr) -> tuple[ir.Expr, ir.Expr]:
+    """The operands of a comparison without the value-preserving widening both got
+    (``(int)k == 0`` on an ``int8_t k`` compares ``k`` with an int8 0): widening keeps
+    the order and equality of values.  Unchanged unless both narrow to one type."""
+    def inner(e: ir.Expr) -> ir.Expr | None:
+        if isinstance(e, ir.Cast) and _keeps_values(e.operand.ty, e.ty):
+            return e.operand
+        return None
+
+    na, nb = inner(a), inner(b)
+    if na is not None and nb is not None and na.ty == nb.ty:
+        return na, nb
+    if na is not None and isinstance(b, ir.Const) and _fits(b, na.ty):
+        return na, ir.Const(b.loc, na.ty, int(b.value))
+    if nb is not None and isinstance(a, ir.Const) and _fits(a, nb.ty):
+        return ir.Const(a.loc, nb.ty, int(a.value)), nb
+    return a, b
+
+
+def _fits(c: ir.Const, ty: Ty) -> bool:
+    info = np.iinfo(ty.dtype)
+    return c.ty.kind in "iu" and info.min <= int(c.value) <= info.max
 
 
 def _fold(op: str, a: Any, b: Any, t: Ty) -> Any:

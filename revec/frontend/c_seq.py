@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 from revec import ir
-from revec.backends.pyexpr import ExprEmitter, StmtEmitter
+from revec.backends.pyexpr import ExprEmitter, StmtEmitter, cast
 from revec.lib import LIBRARY
+
+INT64 = ir.Ty(np.dtype(np.int64))
 
 
 class _SeqExpr(ExprEmitter):
@@ -31,6 +33,13 @@ class _SeqExpr(ExprEmitter):
     def __call__(self, e: ir.Expr) -> str:
         if isinstance(e, ir.Recur):
             return f"_task_{self.task}({', '.join(self(a) for a in e.args)})"
+        if isinstance(e, ir.Const) and e.ty.kind == "i" and not e.ty.weak:
+            # a NumPy scalar, never a Python int: NumPy refuses to convert a negative
+            # Python int to an unsigned type (C's (unsigned long)(d ? -3327 : 100))
+            return f"np.{e.ty.dtype.name}({int(e.value)})"
+        if isinstance(e, ir.Cast) and e.operand.ty.weak and e.operand.ty.kind in "iu":
+            # a Python int (a loop index) likewise goes through int64 first
+            return cast(f"np.int64({self(e.operand)})", INT64, e.ty)
         return super().__call__(e)
 
 
