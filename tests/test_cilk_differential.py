@@ -7,8 +7,9 @@ spawned results, loops of calls, max/min by ``?:``, void tasks), integer, ``doub
 ``float`` results, ``<stdint.h>`` types, ``#define``, file-scope
 ``const`` scalars and tables, a ``static`` helper, and sometimes MIT Cilk-5 spelling.
 The default run checks 25 files of 4 tasks (100 task programs), each task run on one or
-two root arguments; ``pytest -m slow`` checks 300 more files.  A task costs about 4 s,
-nearly all of it the numba and C compilations of its kernels.
+two root arguments; ``pytest -m slow`` checks 300 more files.  A task costs about 7 s
+on a 2-core machine under load 2-3 (11 s under load 4-5), nearly all of it the numba
+and C compilations of its kernels; gcc builds each file's serial elision once.
 """
 
 from __future__ import annotations
