@@ -30,3 +30,18 @@ def test_variants_bit_identical(variant, b, r):
         assert got[k] == ref[k], k
     # float32 sums differ only by summation order
     assert got["f32"] == pytest.approx(ref["f32"], rel=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["numba", "c"])
+def test_int64_wraparound_is_not_assumed_away(backend):
+    # numba marks signed + - * as non-overflowing ('nsw') and LLVM then folded these
+    # sign tests of wrapped int64 results to False; answers counted by hand (see the
+    # program's docstring)
+    program = get_program(Path(__file__).parent / "programs" / "wrap_int64.py")
+    want = {"add_wraps": 4, "sub_wraps": 4, "mul_wraps": 4}
+    ref = run_loaded(program, "f", (3, 1), variant="seq").reducers
+    assert {k: ref[k] for k in want} == want
+    for variant in ("bfs", "blocked", "reexp"):
+        got = run_loaded(program, "f", (3, 1), variant=variant, block_size=4,
+                         reexp_threshold=3, backend=backend).reducers
+        assert {k: got[k] for k in want} == want, variant

@@ -49,7 +49,15 @@ class ExprEmitter:
 
     def __init__(self, var: Callable[[str], str], array: Callable[[str], str],
                  helper_call: Callable[[str, list[str]], str],
-                 lib_call: Callable[[str, list[str]], str]) -> None:
+                 lib_call: Callable[[str, list[str]], str], wrap_signed: bool = True) -> None:
+        # int64 + - * are computed in uint64 and converted back: numba gives signed
+        # integer + - * LLVM's 'nsw' flag (overflow is assumed impossible), so LLVM
+        # folds, e.g., a sign test of a wrapped sum away; unsigned arithmetic wraps by
+        # definition (as the C back end's does).  Narrower signed types need nothing:
+        # numba computes them in int64, where they cannot overflow, and the explicit
+        # conversion back wraps; negation and << carry no 'nsw'.  CPython on NumPy
+        # scalars (the sequential reference) wraps either way.
+        self.wrap_signed = wrap_signed
         self.var = var
         self.array = array
         self.helper_call = helper_call
@@ -63,6 +71,10 @@ class ExprEmitter:
                 return self.var(name)
             case ir.Cast(operand=op, ty=ty):
                 return cast(self(op), op.ty, ty)
+            case ir.BinOp(op=op, left=a, right=b, ty=ty) if (
+                    self.wrap_signed and ty.dtype == np.int64 and not ty.weak
+                    and op in ("+", "-", "*")):
+                return f"np.int64(np.uint64({self(a)}) {op} np.uint64({self(b)}))"
             case ir.BinOp(op=op, left=a, right=b, ty=ty):
                 text = f"({self(a)} {BIN_SYMBOL[op]} {self(b)})"
                 if ty.weak:

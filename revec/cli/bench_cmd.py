@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from revec import bench
@@ -80,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.repeats is not None and args.repeats < 1:
         raise RevecError("--repeats must be at least 1")
+    if any(n.endswith(".c") for n in args.names):
+        return _run_cilk(args)
     names = args.names or list(BENCHMARKS)
     suite_names = [n for n in names if n in BENCHMARKS]
     others = {n: bench.get_runner(n) for n in names if n not in BENCHMARKS}  # unknown: fail
@@ -104,6 +107,42 @@ def run(args: argparse.Namespace) -> int:
             print_json({"suite": records, **results})
         else:
             print_json(records if records else results)
+    return 0
+
+
+def _run_cilk(args: argparse.Namespace) -> int:
+    """``revec bench PROG.c ...``: Cilk C programs against their serial elision and the
+    Python spawn/reduce programs (revec.bench.cilk_bench); report OUT/cilk.md."""
+    from revec.bench.cilk_bench import DEFAULT_SIZES, corpus_name, measure, render
+    from revec.cli.common import output_dir, write_atomic
+
+    if not all(n.endswith(".c") for n in args.names):
+        raise RevecError("give either Cilk C programs (.c files) or benchmark names, not both")
+    paths = [Path(n) for n in args.names]
+    for p in paths:
+        if not p.is_file():
+            raise RevecError(f"no such file: {p}")
+        corpus_name(p)
+    size = args.size or "default"
+    repeats = args.repeats or 5
+    sizes = (_int_list(args.block_sizes, "--block-sizes") if args.block_sizes
+             else DEFAULT_SIZES)
+    target = None
+    if not args.no_report:
+        target = output_dir(args.out, "--out", mkdir=True) / "cilk.md"
+        if target.exists() and not args.overwrite:
+            raise RevecError(f"results are already stored there ({target}); pass --out DIR "
+                             "to put this run's results elsewhere, or --overwrite to "
+                             "replace them")
+    records = [measure(p, size, repeats, sizes) for p in paths]
+    if args.json:
+        print_json(records)
+    if target is not None:
+        write_atomic(target, render(records, repeats))
+        if not args.json:
+            print(f"report: {target}")
+    elif not args.json:
+        sys.stdout.write(render(records, repeats))
     return 0
 
 

@@ -56,8 +56,14 @@ RECURSION_LIMIT = 12_000
 
 
 def load_program(path: str | Path) -> ir.Program:
-    """Check a program file: its module level is executed once (a fresh module)."""
+    """Check a program file: its module level is executed once (a fresh module).  A
+    ``.c`` file is a Cilk C program (:mod:`revec.frontend.c_front`)."""
     import sys
+
+    if str(path).endswith(".c"):
+        from revec.frontend.c_front import load_c_program
+
+        return load_c_program(path)
 
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, RECURSION_LIMIT))
