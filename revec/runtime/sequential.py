@@ -33,6 +33,15 @@ def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
                                     if not decl.hidden}
     for r in reducers.values():
         r.reset()
+    # A value-returning task without a result annotation: the type revec inferred from
+    # its returns acts as the annotation (each call's result takes it, with wraparound),
+    # as in the compiled runs.  Plain numpy would carry a narrower return's type up its
+    # path and wrap there (docs/language.md).
+    inferred = [(obj, t.result_ty.dtype.type) for name, t in program.tasks.items()
+                if t.result_ty is not None and isinstance(obj := g.get(name), Task)
+                and obj.result_type is None]
+    for obj, rtype in inferred:
+        obj.result_type = rtype
     box: dict[str, Any] = {}
 
     def body() -> None:
@@ -54,6 +63,8 @@ def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
     finally:
         threading.stack_size(old_stack)
         sys.setrecursionlimit(old_limit)
+        for obj, _ in inferred:
+            obj.result_type = None
     if "error" in box:
         err = box.pop("error")
         if isinstance(err, RecursionError):

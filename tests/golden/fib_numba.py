@@ -8,7 +8,8 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, grow_children
+from revec.runtime.numba_access import column_ptr, ld, ld_at, st, st_at, zero32
+from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: 8-bit avx512, 16-bit avx512, 32-bit avx512, 64-bit avx512
 from revec.runtime.compaction.numba_vector import (
@@ -27,12 +28,12 @@ SCRATCH_COLUMNS = 3
 
 @njit(KERNEL_SIG, cache=CACHE, error_model="numpy", nogil=True)
 def kernel(cols, consts, accs, ints, off, n, out_base, start):
-    # frame columns (SoA), constant arrays and reducer accumulators as typed views
-    c_n = cols[0].view(np.int32)
-    acc_count = accs[0:8].view(np.int64)[0]
+    # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators
+    c_n = column_ptr(cols, 0, np.int32)
+    acc_count = ld_at(accs, 0, np.int64)
     kcnt = ints[0]
-    b_n = cols[1].view(np.int32)  # base threads' frames
-    q_n = cols[2].view(np.int32)  # inductive ones
+    b_n = column_ptr(cols, 1, np.int32)
+    q_n = column_ptr(cols, 2, np.int32)
     meta = ints[3]
     meta[3] = 0
     if start > 0:
@@ -48,11 +49,11 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         # a stream compaction of the block into its base and its inductive threads
         # (both dense), 32 threads per step
         ensure_bytes(cols, 5, n + 32)
-        mb = cols[5]
+        mb = column_ptr(cols, 5, np.uint8)
         for t in range(n):
-            i = np.uint64(off + t)
-            v_n = c_n[np.uint64(i)]
-            mb[t] = (v_n < np.int32(2))
+            i = off + t
+            v_n = ld(c_n, i)
+            st(mb, t, (v_n < np.int32(2)))
         nb = 0
         ni = 0
         t = 0
@@ -76,26 +77,26 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         # the rest thread by thread: a branch-free scalar split
         while t < n:
             i = off + t
-            v_n = c_n[np.uint64(i)]
-            isb = np.int64(mb[np.uint64(t)])
-            b_n[np.uint64(nb)] = v_n
-            q_n[np.uint64(ni)] = v_n
+            v_n = ld(c_n, i)
+            isb = np.int64(ld(mb, t))
+            st(b_n, nb, v_n)
+            st(q_n, ni, v_n)
             nb += isb
             ni += 1 - isb
             t += 1
         # base case over the base threads
         for j in range(nb):
-            v_n = b_n[np.uint64(j)]
+            v_n = ld(b_n, j)
             acc_count = np.int64(acc_count + np.int64(v_n))
     # inductive case: the thread's k-th spawn goes to child block k
     for j in range(j0, ni):
-        v_n = q_n[np.uint64(j)]
+        v_n = ld(q_n, j)
         _s0 = np.int32(v_n - np.int32(1))
         _d = out_base + j
-        c_n[np.uint64(_d)] = _s0
+        st(c_n, _d, _s0)
         _s0 = np.int32(v_n - np.int32(2))
         _d = out_base + 1 * n + j
-        c_n[np.uint64(_d)] = _s0
+        st(c_n, _d, _s0)
     kcnt[:2] = ni  # every inductive thread spawned each
-    accs[0:8].view(np.int64)[0] = acc_count
+    st_at(accs, 0, np.int64, acc_count)
     return nb, kused
