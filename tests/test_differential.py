@@ -96,6 +96,10 @@ def check_program(tmp_path: Path, spec, data) -> None:
 @settings(max_examples=10, phases=NO_SHRINK, **SETTINGS)
 @given(spec=task_programs(), data=st.data())
 def test_variants_match_sequential(tmp_path_factory, shard, spec, data):
+    # hypothesis tries the all-zero choices (the simplest program) first in every run:
+    # passed over, or every shard would check that same program
+    if data.draw(st.integers(0, 2**32), label="salt") == 0:
+        reject()
     check_program(tmp_path_factory.mktemp(f"diff{shard}"), spec, data)
 
 

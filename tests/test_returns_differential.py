@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, given, note, reject, settings
 from hypothesis import strategies as st
 
 from revec.api import compiled_task, get_program, root_args, run_loaded
@@ -60,6 +60,10 @@ def check_program(tmp_path: Path, spec, data) -> None:
 @given(data=st.data())
 def test_returns_match_plain_recursion(tmp_path_factory, shape, half, data):
     """2 x 13 programs of each of the 8 shapes (208 in all)."""
+    # hypothesis tries the all-zero choices (the simplest program) first in every run:
+    # passed over, or both halves of a shape would check that same program
+    if data.draw(st.integers(0, 2**32), label="salt") == 0:
+        reject()
     spec = data.draw(return_programs(shape), label="program")
     assert spec.shape == shape
     check_program(tmp_path_factory.mktemp(f"ret_{shape}{half}"), spec, data)
