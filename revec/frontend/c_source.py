@@ -30,6 +30,7 @@ from pycparser import c_ast, c_parser
 from pycparser.c_parser import Coord, ParseError
 
 from revec.errors import RevecError, SourceLoc, fail
+from revec.frontend.user_file import read_user_file
 
 SPAWN_TYPES = ("__SPAWN_", "_S5")
 SYNC_NAMES = ("cilk_sync", "_SY_")
@@ -328,11 +329,4 @@ def parse_c(path: str, text: str) -> CSource:
 
 
 def read_c(path: str | Path) -> CSource:
-    p = Path(path)
-    if not p.is_file():
-        fail(f"no such file: {p}")
-    try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        fail(f"cannot read {p}: {err}")
-    return parse_c(str(p), text)
+    return parse_c(*read_user_file(path))

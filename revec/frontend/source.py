@@ -13,7 +13,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from revec.errors import RevecError, SourceLoc, fail
+from revec.errors import RevecError, SourceLoc
+from revec.frontend.user_file import read_user_file
 
 
 @dataclass
@@ -42,14 +43,7 @@ class ParsedSource:
 
 
 def read_source(path: str | Path) -> ParsedSource:
-    p = Path(path)
-    if not p.is_file():
-        fail(f"no such file: {p}")
-    try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        fail(f"cannot read {p}: {err}")
-    return parse_source(str(p), text)
+    return parse_source(*read_user_file(path))
 
 
 def parse_source(name: str, text: str) -> ParsedSource:
