@@ -8,9 +8,7 @@ import sys
 
 import pytest
 
-from revec.cli import main
-from revec.errors import RevecError
-from revec.frontend import load_program
+from tests.rejections import assert_located_rejection
 
 HEAD = "#include <cilk/cilk.h>\n#include <stdint.h>\n\n"
 
@@ -293,22 +291,8 @@ def test_rejected_with_location(tmp_path, capsys, name, body, message, needle):
     path = tmp_path / "prog.c"
     path.write_text(source)
     line, col = _where(source, needle)
-    with pytest.raises(RevecError) as info:
-        load_program(path)
-    err = info.value
-    assert message in err.message, err.format()
-    assert err.loc is not None and (err.loc.line, err.loc.col) == (line, col), err.format()
-    out = tmp_path / "out.c"
-    for argv in (("check", str(path)), ("transform", str(path), "--backend", "c", "-o",
-                                        str(out))):
-        capsys.readouterr()
-        code = main(list(argv))
-        stderr = capsys.readouterr().err
-        assert code == 2, stderr
-        assert stderr.startswith(f"{path}:{line}:{col}: error: "), stderr
-        assert message in stderr
-        assert stderr.splitlines()[2].index("^") == 4 + col - 1
-    assert not out.exists(), "a rejected program must not leave an output file"
+    assert_located_rejection(path, message, line, col, tmp_path / "out.c",
+                             ("--backend", "c"), capsys)
 
 
 def test_cli_exit_2_without_traceback(tmp_path):

@@ -9,9 +9,7 @@ import textwrap
 
 import pytest
 
-from revec.cli import main
-from revec.errors import RevecError
-from revec.frontend import load_program
+from tests.rejections import assert_located_rejection
 
 HEAD = """\
 import numpy as np
@@ -151,22 +149,7 @@ def test_rejected_with_location(write_program, tmp_path, capsys, name, body, mes
     path = write_program(source)
     source = path.read_text()
     line, col = _where(source, needle)
-    with pytest.raises(RevecError) as info:
-        load_program(path)
-    err = info.value
-    assert message in err.message, err.format()
-    assert err.loc is not None and (err.loc.line, err.loc.col) == (line, col), err.format()
-    # the command line (in process): exit 2, the located message, no output file
-    out = tmp_path / "out.py"
-    for argv in (("check", str(path)), ("transform", str(path), "-o", str(out))):
-        capsys.readouterr()
-        code = main(list(argv))
-        stderr = capsys.readouterr().err
-        assert code == 2, stderr
-        assert stderr.startswith(f"{path}:{line}:{col}: error: "), stderr
-        assert message in stderr
-        assert stderr.splitlines()[2].index("^") == 4 + col - 1
-    assert not out.exists(), "a rejected program must not leave an output file"
+    assert_located_rejection(path, message, line, col, tmp_path / "out.py", (), capsys)
 
 
 def test_cli_exit_2_without_traceback(write_program, tmp_path):
