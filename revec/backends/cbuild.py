@@ -68,6 +68,14 @@ DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native")
 # Always passed: a shared object, and wrap-around signed arithmetic (revec's integer
 # semantics are numpy's fixed-width wraparound).
 FIXED_FLAGS: tuple[str, ...] = ("-shared", "-fPIC", "-fwrapv")
+# cffi writes its Python-call wrappers after the module's own source.  They convert the
+# arguments of a call made once per run, so their speed does not matter, but optimizing
+# them is about 20% of a generated module's build (measured on a generated test program,
+# 2-core AMD EPYC, gcc 12: 0.70 s -> 0.57 s).  gcc compiles what follows this pragma
+# without optimization; other compilers (clang ignores GCC's optimize pragma) skip it.
+GLUE_PRAGMA = ("\n/* revec: cffi's wrappers below are call glue, built unoptimized */\n"
+               "#if defined(__GNUC__) && !defined(__clang__)\n"
+               "#pragma GCC optimize (\"O0\")\n#endif\n")
 _NO_COMPILER_HELP = "install gcc (Debian/Ubuntu: apt-get install gcc) or set CC"
 
 
@@ -201,7 +209,8 @@ def load_c_module(
     hint = _safe_hint(name_hint)
     base_parts = {
         "source": source, "cdef": cdef, "flags": flags, "libraries": libs,
-        "include_dirs": incs, "fixed": list(FIXED_FLAGS), "python": _python_identity(), "cpu": cpu_identity(),
+        "include_dirs": incs, "fixed": list(FIXED_FLAGS), "glue": GLUE_PRAGMA,
+        "python": _python_identity(), "cpu": cpu_identity(),
     }
     base_key = _digest(base_parts)
     with _lock:
@@ -290,7 +299,7 @@ def _build(modname: str, cdef: str, source: str, cc: list[str], flags: list[str]
         ffi.cdef(cdef)
     except Exception as exc:  # cffi.CDefError, pycparser errors
         raise RevecError(f"cffi cannot parse the declarations of {modname}: {exc}") from exc
-    ffi.set_source(modname, source)
+    ffi.set_source(modname, source + GLUE_PRAGMA)
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{modname}-", dir=target.parent))
     try:
         csrc = tmp / f"{modname}.c"
