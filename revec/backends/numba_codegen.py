@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from revec import ir
+from revec.backends.numba_lanes import LaneSpawnsEmitter
 from revec.backends.pyexpr import ExprEmitter, StmtEmitter, np_type, zero_of
 from revec.runtime.compaction import numba_vector
 from revec.transforms import kernel_plan as kp
@@ -161,6 +162,7 @@ class NumbaModuleGen:
             (c.name, c.ty) for c in loop[0].state]
         # frame fields the loop only reads, read from the block through the thread's index
         self.loop_reads: list[str] = [] if loop is None else list(loop[1].by_index)
+        self._lanes: LaneSpawnsEmitter | None = None
 
     def constant(self, name: str) -> bool:
         """Is array ``name`` written into the module (small, and its values' reprs are
@@ -262,15 +264,11 @@ class NumbaModuleGen:
                     f"    # {step.reason}"
                 ] + self.thread_case(step)
             case kp.LaneSpawns():
-                # if-converted lane code (the C kernel's, as numba statements over 32-lane
-                # arrays) measured 2x slower here: LLVM does not vectorize the lane loop
-                # (its stores go to arrays it cannot tell apart), so the per-lane stores
-                # of every site cost more than the branches they remove (numba reexp
-                # B = 4096: parentheses(16) 0.58 s -> 1.23 s, graphcol 0.54 s -> 1.11 s)
-                return [
-                    "    # this kernel shape does not use the vector primitives: the plan's",
-                    "    # lane-spawns step (conditional spawns) runs thread by thread",
-                ] + self.thread_case(step)
+                # 32 threads per step with the vector primitives (numba_lanes.py), the
+                # threads past the last full step thread by thread
+                lanes = self.lanes()
+                assert lanes is not None
+                return lanes.emit() + self.thread_case(step)
             case kp.LoopPrefix():
                 return self.loop_prefix(step)
             case kp.LoopIterate():
@@ -370,8 +368,17 @@ class NumbaModuleGen:
 
     def scratch_columns(self) -> int:
         """Scratch byte columns after the 3 x nparams ones: the base / inductive index lists,
-        two active lists per lock-step state variable, the vector steps' mask bytes."""
-        return 3 + 2 * len(self.state)
+        two active lists per lock-step state variable, the vector steps' mask bytes, the
+        lane-spawns step's masks and argument columns."""
+        lanes = self.lanes()
+        return 3 + 2 * len(self.state) + (lanes.scratch() if lanes else 0)
+
+    def lanes(self) -> LaneSpawnsEmitter | None:
+        """The emitter of the plan's lane-spawns step (None: the plan has none)."""
+        step = self.plan.step(kp.LaneSpawns)
+        if self._lanes is None and isinstance(step, kp.LaneSpawns):
+            self._lanes = LaneSpawnsEmitter(self, step, self.mask_column() + 1)
+        return self._lanes
 
     def mask_column(self) -> int:
         return 3 * len(self.bp.fields) + 2 + 2 * len(self.state)
