@@ -11,15 +11,17 @@ C kernels do (revec/backends/c_lanes.py), in a form LLVM vectorizes from numba:
   one byte or value column: a conditional site's mask (whether the thread makes that
   spawn), and for child block k each argument column that differs between the sites
   that can make a thread's k-th spawn (the value of the site that makes it) or that is
-  not a plain copy of a field.  One store per loop: the C kernel's single lane loop
-  with all its stores measured 2x slower than the branches in numba (LLVM does not
-  vectorize it: stores to arrays it cannot tell apart);
+  not a plain copy of a field; a value the same in every lane (an expression of
+  level-uniform and invariant fields) is 32 copies filled once.  One store per loop:
+  the C kernel's single lane loop with all its stores measured 2x slower than the
+  branches in numba (LLVM does not vectorize it: stores to arrays it cannot tell
+  apart); more than :data:`FUSE_ABOVE` passes run as one loop (compile time);
 * **steps** of 32 threads: the sites' masks as 32-bit words (``movemask32``); the lanes
   whose k-th spawn site s makes, ``m_s & (exactly k spawns before s)``, by bit
   operations on those words (the counts before a site kept bit-sliced); child block
   k's mask their union, its columns appended by one compaction step each (a field
   passed on unchanged straight from the inductive threads' column), all 32 spawning ->
-  copies, none -> skipped;
+  copies, none -> skipped (``append32_<isa>`` of revec.runtime.numba_support);
 * the threads past the last full step run thread by thread (the caller's code).
 
 The children of a child block stay in thread order (the thread-by-thread order).
@@ -34,10 +36,16 @@ from dataclasses import dataclass, field
 from revec import ir
 from revec.backends.pyexpr import StmtEmitter, np_type, zero_of
 from revec.transforms import kernel_plan as kp
-from revec.transforms.blocking import assigned_names
+from revec.transforms.blocking import assigned_names, used_vars
 
 IDENT = re.compile(r"[A-Za-z_]\w*")
 LANES = kp.LANES
+# more passes than this run as one loop: each vectorized loop costs compile time.
+# Measured (graphcol, 9 passes; compile_times, numba reexp default B = 4096, medians of
+# 10 interleaved, load 2-3): one loop per pass 2.70 s compile, 0.31-0.34 s run; one loop
+# 2.31 s, 0.41-0.45 s (C reexp 0.40 s): the one loop, for the compile-time margin
+# (target: under 3 s per program); parentheses has 5 passes, one loop each
+FUSE_ABOVE = 6
 FULL = (1 << LANES) - 1
 
 
@@ -165,14 +173,25 @@ class LaneSpawnsEmitter:
         for s in self.sites:
             if s.index in self.conditional():
                 self.passes.append(("mask", f"ms{s.index}", s.index, None))
+        # a value every lane of the block has (the same expression of level-uniform or
+        # invariant fields at every site): 32 copies in a scratch column, filled once
+        self.fills: dict[str, tuple[str, ir.Ty]] = {}  # expression -> (column, type)
+        block_wide = set(self.bp.uniform) | set(self.bp.invariant)
         for k in step.child_blocks:
             cand = [s for s in self.sites if k in s.kset]
             for p in self.columns:
                 # passed on unchanged by every site that can make the k-th spawn
                 plain = all(isinstance(s.arg_exprs[p.name], ir.Var)
                             and s.arg_exprs[p.name].name == p.name for s in cand)
+                texts = {self.gen_expr(s.arg_exprs[p.name]) for s in cand}
+                used = set().union(*(used_vars(s.arg_exprs[p.name]) for s in cand))
                 if (plain and p.name not in assigned and not by_index and p.name in moved):
                     self.sources[(k, p.name)] = f"q_{p.name}"
+                elif len(texts) == 1 and used <= block_wide and not used & assigned:
+                    text = texts.pop()
+                    if text not in self.fills:
+                        self.fills[text] = (f"fill{len(self.fills)}", p.ty)
+                    self.sources[(k, p.name)] = self.fills[text][0]
                 else:
                     name = f"ak{k}_{p.name}"
                     self.sources[(k, p.name)] = name
@@ -181,12 +200,19 @@ class LaneSpawnsEmitter:
     def gen_expr(self, e: ir.Expr) -> str:
         return self.gen.expr(e)  # type: ignore[attr-defined]
 
+    def loops(self) -> list[list[tuple[str, str, int, ir.Ty | None]]]:
+        """The passes grouped into loops: one store per loop (LLVM vectorizes such a
+        loop), all in one loop when there are more than :data:`FUSE_ABOVE`."""
+        if len(self.passes) > FUSE_ABOVE:
+            return [self.passes]
+        return [[p] for p in self.passes]
+
     def conditional(self) -> set[int]:
         return {s.index for s in self.step.sites if s.conditional}
 
     def scratch(self) -> int:
         """The scratch byte columns the step keeps."""
-        return len(self.passes)
+        return len(self.passes) + len(self.fills)
 
     def emit(self) -> list[str]:
         gen = self.gen
@@ -203,23 +229,26 @@ class LaneSpawnsEmitter:
         for c, (_, name, _, ty) in enumerate(self.passes):
             L.append(f"    {name} = column_ptr(cols, {self.first + c}, "
                      f"{'np.uint8' if ty is None else np_type(ty)})")
-        reductions_done = False
-        for what, name, k, _ in self.passes:
-            red = None if reductions_done else self.lane_reduce
-            reductions_done = True
-            body = LaneIfConverter(gen, step.sites, red).run(step.stmts, "        ")
-            if what == "mask":
-                out = f"        st({name}, j, _m{k})"
-            else:
-                out = f"        st({name}, j, {self.pick(k, name.split('_', 1)[1])})"
+        for c, (text, (name, ty)) in enumerate(self.fills.items(), len(self.passes)):
+            L += [f"    ensure_bytes(cols, {self.first + c}, {LANES * ty.dtype.itemsize})",
+                  f"    {name} = column_ptr(cols, {self.first + c}, {np_type(ty)})",
+                  f"    for u in range({LANES}):",
+                  f"        st({name}, u, {text})"]
+        for g, group in enumerate(self.loops()):
+            # (the reductions in the first loop only)
+            body = LaneIfConverter(gen, step.sites, None if g else self.lane_reduce).run(
+                step.stmts, "        ")
+            outs = [f"        st({name}, j, _m{k})" if what == "mask"
+                    else f"        st({name}, j, {self.pick(k, name.split('_', 1)[1])})"
+                    for what, name, k, _ in group]
             for n, ty in sorted(self.bp.task.locals.items(), reverse=True):
                 body.lines.insert(0, f"        v_{n} = {zero_of(ty)}")
                 body.targets.insert(0, f"v_{n}")
             for line in reversed(gen.load_fields("        ", "q_")):  # type: ignore[attr-defined]
                 body.lines.insert(0, line)
                 body.targets.insert(0, line.split("=", 1)[0].strip())
-            L.append(f"    for j in range(jend):  # {name}")
-            L += body.slice(out) + [out]
+            L.append(f"    for j in range(jend):  # {', '.join(p[1] for p in group)}")
+            L += body.slice(" ".join(outs)) + outs
         L += [f"    kc{k} = kcnt[{k}]" for k in step.child_blocks]
         L += ["    t = 0", "    while t < jend:"]
         cond = self.conditional()
@@ -247,24 +276,22 @@ class LaneSpawnsEmitter:
                 L.append(f"        {nxt[k]} = {' | '.join(parts)}")
             exact = nxt
         for k in step.child_blocks:
-            d = f"out_base + {k} * n + kc{k}" if k else f"out_base + kc{k}"
             L.append(f"        mk = np.uint32(({' | '.join(sel[k])}) & {FULL})")
-            L.append(f"        if mk == {FULL}:  # every lane makes its spawn {k}")
-            L += [f"            copy32({self.sources[(k, p.name)]}, t, c_{p.name}, {d})"
-                  for p in self.columns]
-            L.append(f"            kc{k} += {LANES}")
-            L.append("        elif mk != 0:")
-            L += [f"            {self.compress(p, k)}" for p in self.columns]
-            L.append(f"            kc{k} += popcount32(mk)")
+            L += [f"        {self.append(p, k)}" for p in self.columns]
+            L.append(f"        kc{k} += popcount32(mk)")
         L.append(f"        t += {LANES}")
         L += [f"    kcnt[{k}] = kc{k}" for k in step.child_blocks]
         L.append("    j0 = jend  # the rest thread by thread")
         return L
 
-    def compress(self, p: ir.Param, k: int) -> str:
+    def append(self, p: ir.Param, k: int) -> str:
+        """Child block k's new children of column ``p`` (runtime helper: all 32 lanes a
+        copy, none skipped, else one compaction step)."""
         d = f"out_base + {k} * n + kc{k}" if k else f"out_base + kc{k}"
         isa = self.gen.isa(8 * p.ty.dtype.itemsize)  # type: ignore[attr-defined]
-        return f"compress_{isa}({self.sources[(k, p.name)]}, t, mk, c_{p.name}, {d})"
+        src = self.sources[(k, p.name)]
+        at = "0" if src.startswith("fill") else "t"
+        return f"append32_{isa}({src}, {at}, mk, c_{p.name}, {d})"
 
     def pick(self, k: int, col: str) -> str:
         """Column ``col`` of the lane's k-th spawn (the site that makes it)."""
