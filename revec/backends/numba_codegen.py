@@ -52,7 +52,7 @@ from numba import njit
 
 from revec.runtime.numba_access import column_ptr, ld, ld_at, st, st_at, zero32
 from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, grow_children
-{append_import}# vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
+# vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: {vector_isas}
 from revec.runtime.compaction.numba_vector import (
     compress_avx2, compress_avx512, compress_iota_avx2, compress_iota_avx512,
@@ -186,10 +186,7 @@ class NumbaModuleGen:
         out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name,
                              itemsizes=sizes, nparams=len(sizes),
                              scratch_columns=self.scratch_columns(),
-                             vector_isas=isas, append_import=(
-                                 "from revec.runtime.numba_support import "
-                                 "append32_avx2, append32_avx512, append32_scalar\n"
-                                 if self.lanes() else ""))]
+                             vector_isas=isas)]
         for name in self.arrays:
             a = self.program.arrays[name]
             if self.constant(name):

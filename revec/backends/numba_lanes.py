@@ -21,7 +21,7 @@ C kernels do (revec/backends/c_lanes.py), in a form LLVM vectorizes from numba:
   operations on those words (the counts before a site kept bit-sliced); child block
   k's mask their union, its columns appended by one compaction step each (a field
   passed on unchanged straight from the inductive threads' column), all 32 spawning ->
-  copies, none -> skipped (``append32_<isa>`` of revec.runtime.numba_support);
+  copies, none -> skipped;
 * the threads past the last full step run thread by thread (the caller's code).
 
 The children of a child block stay in thread order (the thread-by-thread order).
@@ -277,21 +277,27 @@ class LaneSpawnsEmitter:
             exact = nxt
         for k in step.child_blocks:
             L.append(f"        mk = np.uint32(({' | '.join(sel[k])}) & {FULL})")
-            L += [f"        {self.append(p, k)}" for p in self.columns]
-            L.append(f"        kc{k} += popcount32(mk)")
+            L.append(f"        if mk == {FULL}:  # every lane makes its spawn {k}")
+            L += [f"            {self.append(p, k, True)}" for p in self.columns]
+            L.append(f"            kc{k} += {LANES}")
+            L.append("        elif mk != 0:")
+            L += [f"            {self.append(p, k, False)}" for p in self.columns]
+            L.append(f"            kc{k} += popcount32(mk)")
         L.append(f"        t += {LANES}")
         L += [f"    kcnt[{k}] = kc{k}" for k in step.child_blocks]
         L.append("    j0 = jend  # the rest thread by thread")
         return L
 
-    def append(self, p: ir.Param, k: int) -> str:
-        """Child block k's new children of column ``p`` (runtime helper: all 32 lanes a
-        copy, none skipped, else one compaction step)."""
+    def append(self, p: ir.Param, k: int, full: bool) -> str:
+        """Child block k's new children of column ``p``: a copy of the 32 lanes
+        (``full``) or one compaction step."""
         d = f"out_base + {k} * n + kc{k}" if k else f"out_base + kc{k}"
-        isa = self.gen.isa(8 * p.ty.dtype.itemsize)  # type: ignore[attr-defined]
         src = self.sources[(k, p.name)]
         at = "0" if src.startswith("fill") else "t"
-        return f"append32_{isa}({src}, {at}, mk, c_{p.name}, {d})"
+        if full:
+            return f"copy32({src}, {at}, c_{p.name}, {d})"
+        isa = self.gen.isa(8 * p.ty.dtype.itemsize)  # type: ignore[attr-defined]
+        return f"compress_{isa}({src}, {at}, mk, c_{p.name}, {d})"
 
     def pick(self, k: int, col: str) -> str:
         """Column ``col`` of the lane's k-th spawn (the site that makes it)."""

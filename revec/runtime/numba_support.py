@@ -5,13 +5,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from revec.runtime.compaction.numba_vector import (
-    compress_avx2,
-    compress_avx512,
-    compress_scalar,
-    copy32,
-)
-
 
 @njit(cache=True, nogil=True)
 def grow(a, need):  # type: ignore[no-untyped-def]
@@ -125,32 +118,3 @@ KERNEL_SIG = types.UniTuple(types.int64, 2)(
     types.ListType(BYTES), types.ListType(BYTES), BYTES, types.ListType(INTS),
     types.int64, types.int64, types.int64, types.int64)
 KERNEL_TYPE = types.FunctionType(KERNEL_SIG)
-
-
-# 32 lanes appended to a column: ``dst[j:]`` = the lanes ``src[i + k]`` whose bit ``k`` of
-# ``bits`` is set, in order (all set: a copy, none: nothing), by one compaction step
-# variant each (numba_vector.py); the kernels' lane-spawns step calls one per column and
-# child block.  Compiled once into the runtime's cache per element type instead of
-# inlined into every kernel: graphcol's 12 steps were about a third of its compile time
-@njit(cache=True, nogil=True)
-def append32_avx512(src, i, bits, dst, j):  # type: ignore[no-untyped-def]
-    if bits == 0xFFFFFFFF:
-        copy32(src, i, dst, j)
-    elif bits != 0:
-        compress_avx512(src, i, bits, dst, j)
-
-
-@njit(cache=True, nogil=True)
-def append32_avx2(src, i, bits, dst, j):  # type: ignore[no-untyped-def]
-    if bits == 0xFFFFFFFF:
-        copy32(src, i, dst, j)
-    elif bits != 0:
-        compress_avx2(src, i, bits, dst, j)
-
-
-@njit(cache=True, nogil=True)
-def append32_scalar(src, i, bits, dst, j):  # type: ignore[no-untyped-def]
-    if bits == 0xFFFFFFFF:
-        copy32(src, i, dst, j)
-    elif bits != 0:
-        compress_scalar(src, i, bits, dst, j)
