@@ -229,6 +229,34 @@ def test_sha1_spawn_python_numba_unrolled_agree_with_hashlib() -> None:
         assert all(type(w) is np.uint32 for w in sha1_spawn(*args))
 
 
+def test_sha1_spawn_intrinsic_in_a_thread_loop_agrees_with_hashlib() -> None:
+    """The numba kernels call the SHA-1 intrinsic inside their thread loops, which LLVM
+    vectorizes across threads: the loop's results (vector body and scalar remainder:
+    1001 threads) equal hashlib's, for int32 and narrower (int8) spawn indices."""
+    from numba import njit
+
+    from revec.lib.sha1_ir import sha1_spawn_ir
+
+    @njit
+    def children(h, idx, out):  # type: ignore[no-untyped-def]
+        for t in range(idx.size):
+            r = sha1_spawn_ir(h[0, t], h[1, t], h[2, t], h[3, t], h[4, t], idx[t])
+            for j in range(5):
+                out[j, t] = r[j]
+
+    rng = random.Random(7)
+    states = _random_states(rng, 1001)
+    h = np.array([[s[j] for s in states] for j in range(5)], np.uint32)
+    for idx in (np.array([s[5] for s in states], np.int32),
+                np.array([rng.randint(-128, 127) for _ in states], np.int8)):
+        out = np.zeros((5, idx.size), np.uint32)
+        children(h, idx, out)
+        for t in range(idx.size):
+            msg = struct.pack(">5Ii", *(int(h[j, t]) for j in range(5)), int(idx[t]))
+            want = struct.unpack(">5I", __import__("hashlib").sha1(msg).digest())
+            assert tuple(int(w) for w in out[:, t]) == want, (t, idx.dtype)
+
+
 def test_sha1_spawn_c_agrees() -> None:
     from revec.backends.cbuild import load_c_module
     from revec.lib.uts import C_SOURCE, sha1_spawn

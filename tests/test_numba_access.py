@@ -6,7 +6,17 @@ import numpy as np
 import pytest
 from numba import njit, typed
 
-from revec.runtime.numba_access import as_column, column_ptr, ld, ld_at, st, st_at, zero32
+from revec.runtime.numba_access import (
+    as_column,
+    column_ptr,
+    column_size,
+    ld,
+    ld_at,
+    st,
+    st_at,
+    zero32,
+)
+from revec.runtime.numba_support import ensure_bytes
 
 DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
           np.uint64, np.float32, np.float64, np.bool_]
@@ -117,3 +127,31 @@ def test_as_column(dt) -> None:
     k = raw.size // np.dtype(dt).itemsize
     assert size == k
     assert np.array_equal(got, raw[: k * np.dtype(dt).itemsize].view(dt))
+
+
+@njit
+def _sizes(cols):  # type: ignore[no-untyped-def]
+    out = np.empty(len(cols), np.int64)
+    for k in range(len(cols)):
+        out[k] = column_size(cols, k)
+    return out
+
+
+@njit
+def _grow_then_size(cols, k, nbytes):  # type: ignore[no-untyped-def]
+    ensure_bytes(cols, k, nbytes)
+    return column_size(cols, k)
+
+
+def test_column_size_follows_the_list() -> None:
+    """column_size reads each column's element count, also after ensure_bytes (whose
+    fast path trusts it) replaced a column; the contents survive the growth."""
+    cols = typed.List([np.arange(n, dtype=np.uint8) for n in (0, 1, 7, 64, 1000)])
+    assert list(_sizes(cols)) == [0, 1, 7, 64, 1000]
+    ints = typed.List([np.zeros(n, np.int64) for n in (4, 9)])
+    assert list(_sizes(ints)) == [4, 9]
+    assert _grow_then_size(cols, 2, 7) == 7  # enough room: nothing replaced
+    grown = _grow_then_size(cols, 2, 8)
+    assert grown >= 8 and cols[2].size == grown
+    assert np.array_equal(cols[2][:7], np.arange(7, dtype=np.uint8))
+    assert list(_sizes(cols))[3:] == [64, 1000]

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from revec.lib.uts import C_SOURCE, sha1_spawn_numba
+from revec.lib.sha1_ir import sha1_spawn_ir
+from revec.lib.uts import C_SOURCE
 
 C_PREFIX = "#include <stdint.h>\n" + C_SOURCE
 
@@ -110,7 +111,7 @@ def uts_nb(tree_type: int, b0: float, gen_mx: int, shape: int, q: float, m: int,
             acc[2] = height
         return
     for i in range(kids):
-        c0, c1, c2, c3, c4 = sha1_spawn_numba(h0, h1, h2, h3, h4, np.int32(i))
+        c0, c1, c2, c3, c4 = sha1_spawn_ir(h0, h1, h2, h3, h4, np.int32(i))
         uts_nb(tree_type, b0, gen_mx, shape, q, m, shift_depth, height + 1, c0, c1, c2, c3, c4,
                acc)
 

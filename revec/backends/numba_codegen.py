@@ -50,7 +50,8 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_access import column_ptr, ld, ld_at, st, st_at, zero32
+from revec.runtime.numba_access import (
+    column_ptr, column_size, ld, ld_at, st, st_at, zero32)
 from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: {vector_isas}
@@ -235,7 +236,9 @@ class NumbaModuleGen:
             w(f"    {arr(name)} = {view}")
         for i, r in enumerate(red):
             w(f"    acc_{r.name} = ld_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype))})")
-        w("    kcnt = ints[0]")
+        # the driver's int arrays through borrowed pointers (numba_access): a list item
+        # is an out-of-line call and two atomic reference-count operations per block
+        w("    kcnt = column_ptr(ints, 0, np.int64)")
         for p in fields:
             if p.name in bp.invariant:  # passed on unchanged by every spawn: the root's
                 w(f"    {var(p.name)} = {ld(col(p.name), '0')}")
@@ -295,7 +298,7 @@ class NumbaModuleGen:
                 w(f"    ensure_bytes(cols, {3 * nf + c}, n * 8)")
                 w(f"    {src[0]}i = {column(3 * nf + c, ir.Ty(np.dtype(np.int64)))}"
                   f"  # {who} threads' indices")
-        w("    meta = ints[3]")
+        w("    meta = column_ptr(ints, 3, np.int64)")
         w("    meta[3] = 0")
         if bp.max_spawns is None:
             L += [f"    {x}" for x in self.capacity()]
@@ -356,7 +359,8 @@ class NumbaModuleGen:
             w("            meta[5] = si + 1")
             w("            break")
         if self.straight:
-            w(f"    kcnt[:{bp.max_spawns or 0}] = ni  # every inductive thread spawned each")
+            w(f"    for k in range({bp.max_spawns or 0}):  # every inductive thread spawned each")
+            w("        kcnt[k] = ni")
         if self.local_counts:
             w("    kcnt[0] = _kc0")
             w("    kcnt[1] = _kc1")
@@ -524,7 +528,7 @@ class NumbaModuleGen:
                   "            if not grow_children(cols, ints, ITEMSIZES, "
                   "out_base + 2 * (it + 1) * n, 2 * (it + 1)):",
                   "                return nb, kused  # over the memory budget: the driver raises",
-                  "            kcnt = ints[0]"]
+                  "            kcnt = column_ptr(ints, 0, np.int64)"]
             L += [f"            {col(p.name)} = {column(i, p.ty)}"
                   for i, p in enumerate(bp.fields) if p.name not in bp.invariant]
             L += [f"            {x}" for x in self.capacity()]
@@ -575,7 +579,7 @@ class NumbaModuleGen:
     def capacity(self) -> list[str]:
         """``kcap``: the child blocks of ``n`` frames the columns have room for."""
         return ["cap = frames_held(cols, ITEMSIZES)  # frames all columns hold",
-                "kcap = min(kcnt.size, (cap - out_base) // n)  # child blocks there is room for"]
+                "kcap = min(column_size(ints, 0), (cap - out_base) // n)  # child blocks there is room for"]
 
     def lock_spawn(self, s: ir.Spawn, ind: str) -> list[str]:
         """A spawn of the lock-step loop: active thread ``a``'s child in block ``it``."""

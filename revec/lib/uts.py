@@ -14,24 +14,23 @@ so a task program keeps it in five scalar parameters::
 
 Three versions of ``sha1_spawn`` compute the same function: the Python one calls
 :mod:`hashlib`; the numba and C ones are one SHA-1 compression of the single padded
-64-byte block (24 message bytes), generated below as straight-line code (80 rounds,
-constant message words folded by the compilers).
+64-byte block (24 message bytes) as straight-line code (80 rounds, constant message words
+folded by the compilers): the C one generated below, the numba one emitted as LLVM IR by
+the intrinsic of :mod:`revec.lib.sha1_ir`.  A plain-Python straight-line version is kept
+for the tests.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
 import struct
-import sys
-import tempfile
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from revec.lib import LibFunction, register
+from revec.lib.sha1_ir import sha1_spawn_ir
 
 MASK32 = 0xFFFFFFFF
 POS_MASK = 0x7FFFFFFF
@@ -135,37 +134,22 @@ C_SOURCE = "\n".join([
 
 
 def _load_unrolled() -> Any:
-    """The generated Python function, from a file in revec's cache directory so that numba
-    can cache its (slow, several seconds) compilation on disk; in memory if that fails."""
-    source = "import numpy as np\n\n\n" + _python_source()
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    try:
-        from revec.backends.cbuild import cache_dir
-
-        folder = cache_dir() / "lib"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"sha1_spawn_{digest}.py"
-        if not path.exists():
-            fd, tmp = tempfile.mkstemp(prefix=".sha1_spawn.", suffix=".py", dir=folder)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(source)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(f"_revec_lib_sha1_spawn_{digest}", path)
-        if spec is None or spec.loader is None:
-            raise OSError(f"cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # numba's cache re-imports it by name
-        spec.loader.exec_module(module)
-        return module.sha1_spawn_unrolled, True
-    except (OSError, ImportError, SyntaxError):
-        namespace: dict[str, Any] = {"np": np}
-        exec(compile(source, "<revec.lib.uts sha1_spawn>", "exec"), namespace)
-        return namespace["sha1_spawn_unrolled"], False
+    """The generated straight-line compression as a plain Python function."""
+    namespace: dict[str, Any] = {"np": np}
+    exec(compile(_python_source(), "<revec.lib.uts sha1_spawn_unrolled>", "exec"), namespace)
+    return namespace["sha1_spawn_unrolled"]
 
 
 #: The generated straight-line compression as plain Python (tests compare it with hashlib).
-sha1_spawn_unrolled, _cacheable = _load_unrolled()
-sha1_spawn_numba = njit(inline="never", cache=_cacheable)(sha1_spawn_unrolled)
+sha1_spawn_unrolled = _load_unrolled()
+
+
+@njit(cache=True)
+def sha1_spawn_numba(h0: Any, h1: Any, h2: Any, h3: Any, h4: Any, i: Any) -> Any:
+    """The numba version, callable from Python too; compiled code calls the intrinsic
+    :func:`revec.lib.sha1_ir.sha1_spawn_ir` directly (inlined, so thread loops vectorize)."""
+    return sha1_spawn_ir(h0, h1, h2, h3, h4, i)
+
 
 _U32 = np.dtype(np.uint32)
 sha1_spawn = register(LibFunction(
@@ -173,6 +157,6 @@ sha1_spawn = register(LibFunction(
     arg_types=(_U32, _U32, _U32, _U32, _U32, np.dtype(np.int32)),
     result_types=(_U32, _U32, _U32, _U32, _U32),
     py=sha1_spawn_py,
-    numba=sha1_spawn_numba,
+    numba=sha1_spawn_ir,
     c_source=C_SOURCE,
 ))

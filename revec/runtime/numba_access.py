@@ -19,6 +19,7 @@ their columns are never negative).
 * ``ld_at(raw, off, dtype)`` / ``st_at(raw, off, dtype, v)``: a ``dtype`` value at byte
   ``off`` of a byte array (the reducers' slots);
 * ``zero32(m, j)``: ``m[j:j + 32] = 0`` for bytes (one vector store);
+* ``column_size(cols, k)``: ``cols[k].size``, borrowed (the driver's per-block checks);
 * ``as_column(raw, dtype)``: a byte array viewed as a 1-D contiguous array of ``dtype``
   (``raw.size // itemsize`` elements, no checks).
 """
@@ -225,5 +226,22 @@ def column_ptr(typingctx: Any, cols: Any, k: Any, dtype: Any) -> Any:
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
         ary = _list_item(context, builder, sig.args[0], args[0], sig.args[1], args[1])
         return builder.bitcast(ary.data, context.get_value_type(sig.return_type))
+
+    return sig, codegen
+
+
+@intrinsic
+def column_size(typingctx: Any, cols: Any, k: Any) -> Any:
+    """The element count of column ``cols[k]`` (a typed list of 1-D arrays), borrowed:
+    no reference counting, no checks.  ``cols[k].size`` in plain numba calls out of line
+    into the typed list and takes and drops a reference (two atomic operations); the
+    driver asks this for every column of every block."""
+    if not (_list_of_columns(cols) and isinstance(k, types.Integer)):
+        return None
+    sig = types.intp(cols, k)
+
+    def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
+        ary = _list_item(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+        return ary.nitems
 
     return sig, codegen

@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
+from revec.runtime.numba_access import column_ptr, column_size, ld
+from revec.runtime.numba_access import st as store  # ``st`` is the driver's state here
 from revec.runtime.numba_support import (
     BYTES,
     INTS,
@@ -160,7 +162,7 @@ def finish(rec, st, seg, lv, kcnt, kused, B):  # type: ignore[no-untyped-def]
     depth = st[P_DEPTH]
     m = 0
     for k in range(kused):
-        m += kcnt[k]
+        m += ld(kcnt, k)
     live = st[LIVE] + m
     if live > st[PEAK]:
         st[PEAK] = live
@@ -182,7 +184,7 @@ def finish(rec, st, seg, lv, kcnt, kused, B):  # type: ignore[no-untyped-def]
         rec[sp, INIT] = 0
         for k in range(kused):
             seg[segtop + k, 0] = out + k * n
-            seg[segtop + k, 1] = kcnt[k]
+            seg[segtop + k, 1] = ld(kcnt, k)
         st[SEGTOP] = segtop + kused
         st[SP] = sp
         return
@@ -216,24 +218,26 @@ DRIVER_SIG = types.Tuple((types.float64[:, ::1], INTS))(
 
 
 @njit(cache=True, nogil=True)
-def _move_down(col, w, dst, src, count):  # type: ignore[no-untyped-def]
-    """Copy ``count`` elements of width ``w`` bytes from ``src`` down to ``dst`` < ``src``
-    (a forward copy), in the column's own element width so the loop is word-wide."""
+def _move_down(cols, c, w, dst, src, count):  # type: ignore[no-untyped-def]
+    """Copy ``count`` elements of width ``w`` bytes of column ``cols[c]`` from ``src``
+    down to ``dst`` < ``src`` (a forward copy), in the column's own element width so the
+    loop is word-wide; the column is borrowed (no list item taken)."""
     if w == 8:
-        v8 = col.view(np.int64)
+        v8 = column_ptr(cols, c, np.int64)
         for t in range(count):
-            v8[dst + t] = v8[src + t]
+            store(v8, dst + t, ld(v8, src + t))
     elif w == 4:
-        v4 = col.view(np.int32)
+        v4 = column_ptr(cols, c, np.int32)
         for t in range(count):
-            v4[dst + t] = v4[src + t]
+            store(v4, dst + t, ld(v4, src + t))
     elif w == 2:
-        v2 = col.view(np.int16)
+        v2 = column_ptr(cols, c, np.int16)
         for t in range(count):
-            v2[dst + t] = v2[src + t]
+            store(v2, dst + t, ld(v2, src + t))
     else:
+        v1 = column_ptr(cols, c, np.uint8)
         for t in range(count * w):
-            col[dst * w + t] = col[src * w + t]
+            store(v1, dst * w + t, ld(v1, src * w + t))
 
 
 @njit(cache=True, nogil=True)
@@ -256,37 +260,39 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
     if static_k >= 0:
         if not grow_children(cols, ints, itemsizes, out_base + static_k * n, 0):
             return False, lv, seg
-    kcnt = ints[0]
-    kcnt[:] = 0
-    meta = ints[3]
+    # ints' arrays through borrowed pointers (no list item taken: see numba_access);
+    # taken again after anything that may replace them (grow_children)
+    kcnt = column_ptr(ints, 0, np.int64)
+    for k in range(column_size(ints, 0)):
+        store(kcnt, k, 0)
+    meta = column_ptr(ints, 3, np.int64)
     start = 0
     while True:
         nb, kused = kernel(cols, consts, accs, ints, off, n, out_base, start)
-        if meta[M_STATUS] == 0:
+        if ld(meta, M_STATUS) == 0:
             break
         # a thread needed more child blocks than there was room for: the kernel
         # undid that thread; make room for twice as many and resume at it
-        need = 2 * meta[M_NEED]
+        need = 2 * ld(meta, M_NEED)
         if not grow_children(cols, ints, itemsizes, out_base + need * n, need):
             return False, lv, seg
-        start = meta[M_RESUME]
-    if ints[1][1] != 0:
+        start = ld(meta, M_RESUME)
+    if ld(column_ptr(ints, 1, np.int64), 1) != 0:
         return False, lv, seg
     account(lv, st, n, nb, P)
-    kcnt = ints[0]
+    kcnt = column_ptr(ints, 0, np.int64)
     if st[P_MODE] == 0:
         # bfs: the next block is all children in spawn-index order, compacted
         # down to the record's base (it replaces the block that made them)
         base = rec[st[SP], BASE]
         for c in range(ncols):
-            col = cols[c]
             w = itemsizes[c]
             dst = base
             for k in range(kused):
                 src = out_base + k * n
                 if src != dst:
-                    _move_down(col, w, dst, src, kcnt[k])
-                dst += kcnt[k]
+                    _move_down(cols, c, w, dst, src, ld(kcnt, k))
+                dst += ld(kcnt, k)
     seg = grow_rows(seg, st[SEGTOP] + kused + 1)
     finish(rec, st, seg, lv, kcnt, kused, B)
     return True, lv, seg
@@ -299,7 +305,7 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
     while True:
         # Ctrl-C: ints[4] is the interrupt flag of revec.runtime.interrupt (set by
         # Python's SIGINT handler); checked once per block record, the caller raises
-        if len(ints) > 4 and ints[4][0] != 0:
+        if len(ints) > 4 and ld(column_ptr(ints, 4, np.int64), 0) != 0:
             break
         rec = grow_rows(rec, st[SP] + 2)
         status = pick(rec, st, seg, lv, R)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
+from revec.runtime.numba_access import column_ptr, column_size, ld
+
 
 @njit(cache=True, nogil=True)
 def grow(a, need):  # type: ignore[no-untyped-def]
@@ -37,6 +39,8 @@ def grow2(a, need):  # type: ignore[no-untyped-def]
       cache=True, nogil=True)
 def ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
     """Grow byte column ``cols[c]`` to at least ``nbytes`` (contents kept)."""
+    if nbytes <= column_size(cols, c):  # the common case: no list item taken
+        return
     col = cols[c]
     if nbytes > col.size:
         new = np.empty(max(nbytes, 2 * col.size), np.uint8)
@@ -52,7 +56,7 @@ def frames_held(cols, itemsizes):  # type: ignore[no-untyped-def]
     cap = 1 << 62
     for c in range(itemsizes.size):
         if itemsizes[c] > 0:
-            cap = min(cap, cols[c].size // itemsizes[c])
+            cap = min(cap, column_size(cols, c) // itemsizes[c])
     return cap
 
 
@@ -60,12 +64,12 @@ def frames_held(cols, itemsizes):  # type: ignore[no-untyped-def]
 def over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
     """Would ``frames`` frames in the frame columns (plus every scratch column) exceed
     the budget ``ints[1][0]`` bytes (0: none)?  Then flag it in ``ints[1][1]``."""
-    budget = ints[1][0]
+    budget = ld(column_ptr(ints, 1, np.int64), 0)
     if budget <= 0:
         return False
     scratch = 0
     for c in range(itemsizes.size, len(cols)):
-        scratch += cols[c].size
+        scratch += column_size(cols, c)
     mine = frames * itemsizes.sum() + scratch
     # several workers share the budget: ints[2][j] holds worker j's bytes, ints[1][2]
     # is this worker's j (one worker: ints[2] = [0])
@@ -88,9 +92,8 @@ def grow_children(cols, ints, itemsizes, frames, nk):  # type: ignore[no-untyped
     (``ints[0]``, zero-filled); False (and the budget flag set) if over the budget."""
     if over_budget(ints, cols, itemsizes, frames):
         return False
-    kcnt = ints[0]
-    if nk > kcnt.size:
-        ints[0] = grow2(kcnt, nk)
+    if nk > column_size(ints, 0):
+        ints[0] = grow2(ints[0], nk)
     for c in range(itemsizes.size):
         ensure_bytes(cols, c, frames * itemsizes[c])
     return True

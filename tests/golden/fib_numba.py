@@ -8,7 +8,8 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_access import column_ptr, ld, ld_at, st, st_at, zero32
+from revec.runtime.numba_access import (
+    column_ptr, column_size, ld, ld_at, st, st_at, zero32)
 from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: 8-bit avx512, 16-bit avx512, 32-bit avx512, 64-bit avx512
@@ -31,10 +32,10 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators
     c_n = column_ptr(cols, 0, np.int32)
     acc_count = ld_at(accs, 0, np.int64)
-    kcnt = ints[0]
+    kcnt = column_ptr(ints, 0, np.int64)
     b_n = column_ptr(cols, 1, np.int32)
     q_n = column_ptr(cols, 2, np.int32)
-    meta = ints[3]
+    meta = column_ptr(ints, 3, np.int64)
     meta[3] = 0
     if start > 0:
         # resuming after the driver made room for more child blocks
@@ -97,6 +98,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         _s0 = np.int32(v_n - np.int32(2))
         _d = out_base + 1 * n + j
         st(c_n, _d, _s0)
-    kcnt[:2] = ni  # every inductive thread spawned each
+    for k in range(2):  # every inductive thread spawned each
+        kcnt[k] = ni
     st_at(accs, 0, np.int64, acc_count)
     return nb, kused

@@ -114,11 +114,19 @@ def isa_for(width: int) -> str:
 
 @cache
 def source_digest() -> str:
-    """A digest of this module's text and of the column-access intrinsics'
-    (revec/runtime/numba_access.py): generated modules carry it, so a change of the
-    primitives changes their name and numba's on-disk cache of them."""
+    """A digest of this module's text and of the other compiled code a generated kernel
+    calls: the column-access intrinsics and helpers (revec/runtime/numba_access.py,
+    numba_support.py) and the runtime library (revec/lib/*.py).  Generated modules carry
+    it, so a change of any of them changes their name and numba's on-disk cache of them
+    (numba's cache of a function does not notice a change of the functions it calls: a
+    kernel cached before the library's SHA-1 became an intrinsic named a module that no
+    longer existed, and failed to load)."""
+    runtime = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(Path(__file__).read_bytes())
-    h.update((Path(__file__).resolve().parents[1] / "numba_access.py").read_bytes())
+    for f in (runtime / "numba_access.py", runtime / "numba_support.py",
+              *sorted((runtime.parent / "lib").glob("*.py"))):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
     return h.hexdigest()[:12]
 
 
