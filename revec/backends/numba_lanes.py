@@ -41,10 +41,12 @@ from revec.transforms.blocking import assigned_names, used_vars
 IDENT = re.compile(r"[A-Za-z_]\w*")
 LANES = kp.LANES
 # more passes than this run as one loop: each vectorized loop costs compile time.
-# Measured (graphcol, 9 passes; compile_times, numba reexp default B = 4096, medians of
-# 10 interleaved, load 2-3): one loop per pass 2.70 s compile, 0.31-0.34 s run; one loop
-# 2.31 s, 0.41-0.45 s (C reexp 0.40 s): the one loop, for the compile-time margin
-# (target: under 3 s per program); parentheses has 5 passes, one loop each
+# Measured (graphcol, 9 passes; revec.bench.compile_times and numba reexp at the default
+# size, B = 4096, medians of 10, load 2-3, with the 32-lane steps then in runtime
+# helpers, which compiled within 0.03 s of these inline ones): one loop per pass 2.70 s
+# compile, 0.31-0.34 s run; one loop 2.31 s, 0.41-0.45 s (C reexp 0.40 s).  The one
+# loop, for the compile-time margin (target: under 3 s per program); parentheses has 5
+# passes, one loop each
 FUSE_ABOVE = 6
 FULL = (1 << LANES) - 1
 
