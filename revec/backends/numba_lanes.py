@@ -207,7 +207,9 @@ class LaneSpawnsEmitter:
         loop), all in one loop when there are more than :data:`FUSE_ABOVE`."""
         if len(self.passes) > FUSE_ABOVE:
             return [self.passes]
-        return [[p] for p in self.passes]
+        # (a spawn under a condition always leaves a mask pass, which also runs the
+        # reductions; without one, a loop of the reductions alone)
+        return [[p] for p in self.passes] or [[]]
 
     def conditional(self) -> set[int]:
         return {s.index for s in self.step.sites if s.conditional}
@@ -249,8 +251,10 @@ class LaneSpawnsEmitter:
             for line in reversed(gen.load_fields("        ", "q_")):  # type: ignore[attr-defined]
                 body.lines.insert(0, line)
                 body.targets.insert(0, line.split("=", 1)[0].strip())
-            L.append(f"    for j in range(jend):  # {', '.join(p[1] for p in group)}")
-            L += body.slice(" ".join(outs)) + outs
+            lines = body.slice(" ".join(outs)) + outs
+            if lines:
+                L.append(f"    for j in range(jend):  # {', '.join(p[1] for p in group)}")
+                L += lines
         L += [f"    kc{k} = kcnt[{k}]" for k in step.child_blocks]
         L += ["    t = 0", "    while t < jend:"]
         cond = self.conditional()
