@@ -11,8 +11,8 @@ minutes on two cores (docs/benchmarks.md):
 
 * bfs does not depend on B: one configuration per back end;
 * blocked and reexp (R = B) are *scanned* from the largest B down, one timed run per size;
-  the C back end at every power of two, the numba back end (several times slower per
-  task) at every second one (2^4, 2^6, ..., 2^16).  The scan stops (the smaller sizes are
+  the C back end at every power of two, the numba back end (slower
+  to compile and, on some programs, per task) at every second one (2^4, 2^6, ..., 2^16).  The scan stops (the smaller sizes are
   recorded as not run: they are slower still, with more and smaller blocks) once a run
   takes longer than ``stop_floor`` seconds and more than ``slow_factor`` times the best of
   the back end so far (the warm-up run at B = 4096 included), or once the next size,
