@@ -6,12 +6,12 @@ bumps a per-block counter in memory, a dependency chain through the store buffer
 For inductive cases without loops, this module instead runs the body for 32 threads
 in lock step as straight-line code over arrays (which gcc vectorizes): every ``if`` is
 if-converted into a lane mask, every spawn site records, per lane, whether it spawned,
-its arguments and its spawn index; then each site's children are appended to their
-child blocks with the table-driven compaction (one vector step per column per block).
+its arguments and its spawn index; then, per child block k, the lanes whose k-th spawn
+it is (from whichever site) are appended with the table-driven compaction (one vector
+step per column per block), their arguments selected from that site.
 
-The order of children inside a child block differs from the thread-by-thread order
-(site by site instead of thread by thread); block sizes, and so every statistic, are
-the same, and integer / min / max reducers are unaffected.  Expressions that only some
+Children inside a child block keep the thread-by-thread order, so results are those of
+the thread-by-thread kernel.  Expressions that only some
 threads would evaluate (under a condition) are evaluated by all 32 lanes, so they must
 be free of side effects and of memory reads: array reads, helper and library calls
 under a condition make a body ineligible (it then runs thread by thread); the kernel
