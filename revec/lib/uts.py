@@ -30,12 +30,10 @@ import numpy as np
 from numba import njit
 
 from revec.lib import LibFunction, register
-from revec.lib.sha1_ir import sha1_spawn_ir
+from revec.lib.sha1_ir import H_INIT, ROUND_K, sha1_spawn_ir
 
 MASK32 = 0xFFFFFFFF
 POS_MASK = 0x7FFFFFFF
-_H_INIT = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0)
-_ROUND_K = (0x5A827999, 0x6ED9EBA1, 0x8F1BBCDC, 0xCA62C1D6)
 
 
 def uts_root_state(root_id: int) -> tuple[int, int, int, int, int]:
@@ -84,7 +82,7 @@ def _compress_lines(c: bool) -> list[str]:
         name = f"w{t}"
         lines.append(f"{decl}{name} = {rotl(f'({w[t - 3]} ^ {w[t - 8]} ^ {w[t - 14]} ^ {w[t - 16]})', 1)}{end}")
         w.append(name)
-    a, b, cc, d, e = (f"{h}u" if c else str(h) for h in _H_INIT)
+    a, b, cc, d, e = (f"{h}u" if c else str(h) for h in H_INIT)
     for t in range(80):
         if t < 20:
             f = f"({d} ^ ({b} & ({cc} ^ {d})))"
@@ -92,7 +90,7 @@ def _compress_lines(c: bool) -> list[str]:
             f = f"({b} ^ {cc} ^ {d})"
         else:
             f = f"(({b} & {cc}) | ({b} & {d}) | ({cc} & {d}))"
-        k = _ROUND_K[t // 20]
+        k = ROUND_K[t // 20]
         ks = f"{k}u" if c else str(k)
         tmp = f"t{t}"
         rb = f"r{t}"
@@ -100,7 +98,7 @@ def _compress_lines(c: bool) -> list[str]:
         lines.append(f"{decl}{rb} = {rotl(b, 30)}{end}")
         a, b, cc, d, e = tmp, a, rb, cc, d
     finals = [a, b, cc, d, e]
-    for j, (h, v) in enumerate(zip(_H_INIT, finals)):
+    for j, (h, v) in enumerate(zip(H_INIT, finals)):
         hs = f"{h}u" if c else str(h)
         lines.append(f"{decl}o{j} = ({hs} + {v}){m}{end}")
     return lines
