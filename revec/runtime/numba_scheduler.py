@@ -35,6 +35,7 @@ from revec.runtime.numba_support import (
     M_STATUS,
     ensure_bytes,
     grow_children,
+    interrupted,
 )
 
 # rec columns
@@ -303,9 +304,8 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
     """Run the whole schedule of DESIGN.md section 3 from the root frame at 0."""
     rec, seg, lv, st = new_state()
     while True:
-        # Ctrl-C: ints[4] is the interrupt flag of revec.runtime.interrupt (set by
-        # Python's SIGINT handler); checked once per block record, the caller raises
-        if len(ints) > 4 and ld(column_ptr(ints, 4, np.int64), 0) != 0:
+        # Ctrl-C, checked once per block record; the caller raises
+        if interrupted(ints):
             break
         rec = grow_rows(rec, st[SP] + 2)
         status = pick(rec, st, seg, lv, R)

@@ -42,11 +42,10 @@ def ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
     if nbytes <= column_size(cols, c):  # the common case: no list item taken
         return
     col = cols[c]
-    if nbytes > col.size:
-        new = np.empty(max(nbytes, 2 * col.size), np.uint8)
-        for k in range(col.size):  # (a loop: see grow)
-            new[k] = col[k]
-        cols[c] = new
+    new = np.empty(max(nbytes, 2 * col.size), np.uint8)
+    for k in range(col.size):  # (a loop: see grow)
+        new[k] = col[k]
+    cols[c] = new
 
 
 @njit(cache=True, nogil=True)
@@ -58,6 +57,13 @@ def frames_held(cols, itemsizes):  # type: ignore[no-untyped-def]
         if itemsizes[c] > 0:
             cap = min(cap, column_size(cols, c) // itemsizes[c])
     return cap
+
+
+@njit(cache=True, nogil=True)
+def interrupted(ints):  # type: ignore[no-untyped-def]
+    """Ctrl-C: ``ints[4]`` (when present) is the interrupt flag of
+    revec.runtime.interrupt, set by Python's SIGINT handler; read borrowed."""
+    return len(ints) > 4 and ld(column_ptr(ints, 4, np.int64), 0) != 0
 
 
 @njit(cache=True, nogil=True)

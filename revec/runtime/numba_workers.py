@@ -21,7 +21,6 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from revec.runtime.numba_access import column_ptr, ld
 from revec.runtime.numba_scheduler import (
     BASE,
     BLOCKS,
@@ -50,6 +49,7 @@ from revec.runtime.numba_support import (
     INTS,
     KERNEL_TYPE,
     grow_children,
+    interrupted,
 )
 
 # ctl slots
@@ -266,9 +266,9 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,  
         while st[SP] >= 0:
             if atomic_load(ctl, STOP) != 0:
                 break
-            # Ctrl-C: ints[4] is the interrupt flag of revec.runtime.interrupt, checked by
-            # every worker once per block record; the first to see it stops the others
-            if len(ints) > 4 and ld(column_ptr(ints, 4, np.int64), 0) != 0:
+            # Ctrl-C, checked by every worker once per block record; the first to see it
+            # stops the others
+            if interrupted(ints):
                 atomic_store(ctl, STOP, 1)
                 break
             _serve(w, True, rec, seg, st, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
