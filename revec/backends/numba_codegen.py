@@ -660,17 +660,23 @@ class NumbaModuleGen:
         lines.append(f"{ind}si += 1")
         return lines
 
-    def reduce(self, s: ir.Reduce, ind: str) -> list[str]:
+    def reduce(self, s: ir.Reduce, ind: str, pc: str | None = None) -> list[str]:
+        """A reduction; with ``pc`` (lane code, numba_lanes.py) its value counts only
+        where that lane condition holds, without a branch for sums."""
         decl = self.program.reducers[s.reducer]
         acc = f"acc_{s.reducer}"
         v = self.expr(s.value)
         ty = ir.Ty(decl.dtype)
         if decl.op == "sum":
             if ty.kind == "b":
-                return [f"{ind}{acc} = ({acc} or {v})"]
-            return [f"{ind}{acc} = {np_type(ty)}({acc} + {v})"]
+                if pc is None:
+                    return [f"{ind}{acc} = ({acc} or {v})"]
+                return [f"{ind}{acc} = {acc} | ({v} if {pc} else False)"]
+            val = v if pc is None else f"({v} if {pc} else {zero_of(ty)})"
+            return [f"{ind}{acc} = {np_type(ty)}({acc} + {val})"]
         cmp = "<" if decl.op == "min" else ">"
-        return [f"{ind}_r = {v}", f"{ind}if _r {cmp} {acc}:", f"{ind}    {acc} = _r"]
+        here = f"{pc} and " if pc else ""
+        return [f"{ind}_r = {v}", f"{ind}if {here}_r {cmp} {acc}:", f"{ind}    {acc} = _r"]
 
 
 def generate_numba_module(program: ir.Program, task: str, compaction: str | None = None

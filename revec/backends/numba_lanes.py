@@ -240,8 +240,8 @@ class LaneSpawnsEmitter:
                   f"        st({name}, u, {text})"]
         for g, group in enumerate(self.loops()):
             # (the reductions in the first loop only)
-            body = LaneIfConverter(gen, step.sites, None if g else self.lane_reduce).run(
-                step.stmts, "        ")
+            reduce = None if g else gen.reduce  # type: ignore[attr-defined]
+            body = LaneIfConverter(gen, step.sites, reduce).run(step.stmts, "        ")
             outs = [f"        st({name}, j, _m{k})" if what == "mask"
                     else f"        st({name}, j, {self.pick(k, name.split('_', 1)[1])})"
                     for what, name, k, _ in group]
@@ -313,20 +313,3 @@ class LaneSpawnsEmitter:
             which = f"_m{s.index}" if len(s.kset) == 1 else f"(_m{s.index} & (_k{s.index} == {k}))"
             out = f"({s.args[col]} if {which} else {out})"
         return out
-
-    def lane_reduce(self, s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
-        """A reduction in lane code: its value counted where ``pc`` holds."""
-        decl = self.gen.program.reducers[s.reducer]  # type: ignore[attr-defined]
-        acc = f"acc_{s.reducer}"
-        v = self.gen_expr(s.value)
-        ty = ir.Ty(decl.dtype)
-        if decl.op == "sum":
-            if ty.kind == "b":
-                return [f"{ind}{acc} = {acc} | ({v} if {pc} else False)" if pc
-                        else f"{ind}{acc} = {acc} | ({v})"]
-            val = f"({v} if {pc} else {zero_of(ty)})" if pc else v
-            return [f"{ind}{acc} = {np_type(ty)}({acc} + {val})"]
-        cmp = "<" if decl.op == "min" else ">"
-        here = f"{pc} and " if pc else ""
-        return [f"{ind}_r = {v}", f"{ind}if {here}_r {cmp} {acc}:", f"{ind}    {acc} = _r"]
-
