@@ -22,12 +22,18 @@ def _same(ref: dict, got: dict) -> bool:
                for k, x in ref.items())
 
 
-def _check(name: str, compaction: str | None = None) -> None:
-    program = get_program(f"benchmarks/{name}.py")
-    args = list(PRESETS[name]["quick"].args.values())
+def _check(name: str, compaction: str | None = None, path: str | None = None,
+           args: list | None = None,
+           runs: tuple[tuple[str, int], ...] = (("bfs", 50), ("blocked", 33), ("reexp", 96),
+                                                ("reexp", 4096))) -> None:
+    """Every run of ``runs`` (variant, B) on numba against the sequential program (a
+    benchmark at its quick preset unless ``path`` and ``args`` are given)."""
+    program = get_program(path or f"benchmarks/{name}.py")
+    if args is None:
+        args = list(PRESETS[name]["quick"].args.values())
     ref = run_loaded(program, name, args, variant="seq")
     tasks = set()
-    for variant, b in (("bfs", 50), ("blocked", 33), ("reexp", 96), ("reexp", 4096)):
+    for variant, b in runs:
         got = run_loaded(program, name, args, variant=variant, backend="numba",
                          block_size=b, compaction=compaction)
         assert _same(ref.reducers, got.reducers), (name, variant, b, got.reducers)
@@ -53,11 +59,15 @@ LANE_PROGRAMS = (("benchmarks/parentheses.py", "parentheses", "quick"),
                  ("benchmarks/graphcol.py", "graphcol", "quick"),
                  ("tests/programs/lane_subsets.py", "subsets", None),
                  ("tests/programs/lanes.py", "branches", None))
+# the index lists of compaction="scalar" (sides reading three or more columns): graphcol
+# and subsets suffice
+LANE_CASES = [(*prog, mode) for prog in LANE_PROGRAMS
+              for mode in ("avx2", "scalar", "scalar-split")
+              if mode != "scalar-split" or prog[1] in ("graphcol", "subsets")]
 
 
-@pytest.mark.parametrize("mode", ("avx2", "scalar", "scalar-split"))
-@pytest.mark.parametrize("path,name,preset", LANE_PROGRAMS,
-                         ids=[p[1] for p in LANE_PROGRAMS])
+@pytest.mark.parametrize("path,name,preset,mode", LANE_CASES,
+                         ids=[f"{c[1]}-{c[3]}" for c in LANE_CASES])
 def test_conditional_spawns_in_lanes(path: str, name: str, preset: str | None, mode: str,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The lane-spawns step (conditional spawns, 32 threads per step, the rest thread by
@@ -67,20 +77,10 @@ def test_conditional_spawns_in_lanes(path: str, name: str, preset: str | None, m
     the same in every schedule."""
     if mode == "avx2" and nv.native_isa(8) == "scalar":
         pytest.skip("the target CPU lacks SSSE3/AVX2")
-    if mode == "scalar-split" and name not in ("graphcol", "subsets"):
-        pytest.skip("the index lists of compaction='scalar': graphcol and subsets suffice")
-    compaction = "scalar" if mode == "scalar-split" else None
     monkeypatch.setenv(nv.ENV, "scalar" if mode == "scalar-split" else mode)
-    program = get_program(path)
-    args = list(PRESETS[name][preset].args.values()) if preset else []
-    ref = run_loaded(program, name, args, variant="seq")
-    trees = set()
-    for variant, b in (("bfs", 32), ("blocked", 64), ("reexp", 100), ("reexp", 4096)):
-        got = run_loaded(program, name, args, variant=variant, backend="numba",
-                         block_size=b, compaction=compaction)
-        assert _same(ref.reducers, got.reducers), (name, variant, b, got.reducers)
-        trees.add((got.stats.tasks, got.stats.leaves))
-    assert len(trees) == 1, trees
+    _check(name, "scalar" if mode == "scalar-split" else None, path,
+           list(PRESETS[name][preset].args.values()) if preset else [],
+           (("bfs", 32), ("blocked", 64), ("reexp", 100), ("reexp", 4096)))
 
 
 @pytest.mark.parametrize("name", ("parentheses", "graphcol"))
