@@ -12,13 +12,17 @@ checked the same way before its first import.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import importlib
 import importlib.util
 import os
 import sys
+import threading
 import time
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +104,38 @@ def _record(files_of: list[Path], record: Path) -> None:
 _RUNTIME_MODULES = ("revec.runtime.numba_scheduler", "revec.runtime.numba_support")
 
 
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold off Python's cyclic garbage collector while numba compiles.
+
+    numba's compiler allocates hundreds of thousands of small container objects per
+    kernel, so the collector keeps running, and its oldest generation rescans the whole
+    heap (numba's own state included) each time.  On a generated differential-test
+    kernel that was 14% of the compile's CPU time (2-core AMD EPYC, numba 0.68, 20
+    compiles interleaved with and without: 23.96 s -> 20.52 s).  Reference counting
+    still frees nearly everything; the few cycles wait for the next collection.
+    Nested and concurrent pauses (threads compiling at once) restore the collector
+    only when the last one ends, and only if it was enabled before the first."""
+    global _gc_pausers, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pausers == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pausers += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def _runtime_files() -> list[Path]:
     here = Path(__file__).resolve().parent.parent / "runtime"
     return [here / "numba_scheduler.py", here / "numba_support.py"]
@@ -128,7 +164,8 @@ def _load_runtime() -> types.ModuleType:
     record.parent.mkdir(parents=True, exist_ok=True)
     with _file_lock(record.with_suffix(".lock")):
         _verify(_runtime_files(), record, "revec's scheduler")
-        module = importlib.import_module(name)
+        with gc_paused():
+            module = importlib.import_module(name)
         _record(_runtime_files(), record)
     return module
 
@@ -165,7 +202,8 @@ def load_generated(source: str, stem: str) -> types.ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
-            spec.loader.exec_module(module)  # compiles (or loads) the kernel
+            with gc_paused():
+                spec.loader.exec_module(module)  # compiles (or loads) the kernel
         except BaseException:
             del sys.modules[name]
             raise
