@@ -3,7 +3,8 @@
 Each benchmark's generated numba module is imported ``--reps`` times into one warm
 process (the runtime and numba itself already loaded) with numba's on-disk cache off
 (``REVEC_NUMBA_CACHE=0``), so every import compiles the kernel and the program's
-helpers from scratch: the cost a new or changed program pays once.  Reports the median
+helpers from scratch (with the cyclic garbage collector held off, as revec's loader
+does): the cost a new or changed program pays once.  Reports the median
 wall and CPU time of the importing thread (the compile is single-threaded; CPU time is
 less disturbed by other load) and writes ``reports/compile_times.md``.
 """
@@ -32,8 +33,11 @@ def compile_once(source: str, folder: Path, tag: str) -> tuple[float, float]:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    from revec.backends.numba_runner import gc_paused
+
     w0, c0 = time.perf_counter(), time.thread_time()
-    spec.loader.exec_module(module)
+    with gc_paused():  # as revec's loader compiles
+        spec.loader.exec_module(module)
     return time.perf_counter() - w0, time.thread_time() - c0
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from revec.errors import RevecError
-from revec.lib.uts import uts_root_state
+from revec.lib.uts_root import uts_root_state
 
 BENCHMARKS: tuple[str, ...] = (
     "fib", "nqueens", "uts", "graphcol", "knapsack", "parentheses", "binomial", "minmax",

@@ -21,7 +21,7 @@ def _int(text: str) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from revec.treegen.simulator import DEFAULT_BLOCK_SIZE, DEFAULT_SIMD_WIDTH, DEFAULT_TRIALS
+    from revec.treegen.defaults import DEFAULT_BLOCK_SIZE, DEFAULT_SIMD_WIDTH, DEFAULT_TRIALS
 
     p = sub.add_parser(
         "simulate", help="simulate the schedules' SIMD utilization on uniform random (N, H) "

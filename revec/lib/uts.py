@@ -31,15 +31,10 @@ from numba import njit
 
 from revec.lib import LibFunction, register
 from revec.lib.sha1_ir import H_INIT, ROUND_K, sha1_spawn_ir
+from revec.lib.uts_root import uts_root_state as uts_root_state  # re-exported
 
 MASK32 = 0xFFFFFFFF
 POS_MASK = 0x7FFFFFFF
-
-
-def uts_root_state(root_id: int) -> tuple[int, int, int, int, int]:
-    """The root node's state for UTS root id ``root_id`` (``-r``), as five words."""
-    digest = hashlib.sha1(bytes(16) + struct.pack(">i", root_id)).digest()
-    return struct.unpack(">5I", digest)  # type: ignore[return-value]
 
 
 def sha1_spawn_py(h0: Any, h1: Any, h2: Any, h3: Any, h4: Any, i: Any

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from revec.errors import RevecError
+from revec.treegen.defaults import DEFAULT_BLOCK_SIZE, DEFAULT_SIMD_WIDTH, DEFAULT_TRIALS
 from revec.treegen.rng import root_state, seed_value
 from revec.treegen.sampler import Tables, sample_tree, tables_for
 from revec.treegen.schedules import (
@@ -33,9 +34,6 @@ from revec.treegen.schedules import (
     thresholds,
 )
 
-DEFAULT_SIMD_WIDTH = 16  # Sec. 7.2 / 8
-DEFAULT_BLOCK_SIZE = 64
-DEFAULT_TRIALS = 100_000
 BATCH = 256  # trials per kernel call
 
 
