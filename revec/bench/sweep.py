@@ -11,12 +11,13 @@ minutes on two cores (docs/benchmarks.md):
 
 * bfs does not depend on B: one configuration per back end;
 * blocked and reexp (R = B) are *scanned* from the largest B down, one timed run per size;
-  the C back end at every power of two, the numba back end (slower
-  to compile and, on some programs, per task) at every second one (2^4, 2^6, ..., 2^16).  The scan stops (the smaller sizes are
-  recorded as not run: they are slower still, with more and smaller blocks) once a run
-  takes longer than ``stop_floor`` seconds and more than ``slow_factor`` times the best of
-  the back end so far (the warm-up run at B = 4096 included), or once the next size,
-  extrapolated from the growth between the last two, would take over twice that;
+  the C back end at every power of two, the numba back end (slower to compile and, on
+  some programs, per task) at every second one (2^4, 2^6, ..., 2^16).  The scan stops
+  (the smaller sizes are recorded as not run: they are slower still, with more and
+  smaller blocks) once a run takes longer than ``stop_floor`` seconds and more than
+  ``slow_factor`` times the best of the back end so far (the warm-up run at B = 4096
+  included), or once the next size, extrapolated from the growth between the last two,
+  would take over twice that;
 * the numba back end skips the sizes whose schedule (same strategy and B: the same
   blocks) was not run or was over ``slow_factor`` times its curve's best on the C back end;
 * bfs: one run, repeated only if it is not that far slower;
