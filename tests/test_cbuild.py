@@ -203,3 +203,63 @@ def test_precompiled_system_headers(cache: Path, tmp_path: Path,
     cbuild.load_c_module("pch", CDEF, _source(64))
     cbuild.load_c_module("pch", CDEF, _source(65))
     assert "-include" not in seen[-1][0]
+
+
+OBJ_CDEF = "int twice_plus(int a);"
+OBJ_HEADER = "__attribute__((visibility(\"hidden\"))) int shared_add(int a, int b);\n"
+
+
+def _obj_source(tag: int) -> str:
+    return f"int shared_add(int a, int b) {{ return a + b + {tag}; }}\n"
+
+
+def _obj_user(k: int) -> str:
+    return OBJ_HEADER + f"int twice_plus(int a) {{ return shared_add(a, a) + {k}; }}\n"
+
+
+def test_shared_object_built_once_and_linked(cache: Path, capsys: pytest.CaptureFixture[str]
+                                             ) -> None:
+    """Code named in ``objects`` is compiled once and linked into every module naming
+    it; a changed object source is a different module; a damaged object is rebuilt."""
+    before = cbuild.stats.object_compiles
+    obj = [("shared", _obj_source(100))]
+    _, lib1 = cbuild.load_c_module("objuser", OBJ_CDEF, _obj_user(1), objects=obj)
+    _, lib2 = cbuild.load_c_module("objuser", OBJ_CDEF, _obj_user(2), objects=obj)
+    assert (lib1.twice_plus(5), lib2.twice_plus(5)) == (111, 112)
+    assert cbuild.stats.object_compiles == before + 1
+    objs = list((cache / "cobj").glob("shared-*.o"))
+    assert len(objs) == 1
+    # the same module text with another object source: rebuilt, linked with the new one
+    _, lib3 = cbuild.load_c_module("objuser", OBJ_CDEF, _obj_user(1),
+                                   objects=[("shared", _obj_source(200))])
+    assert lib3.twice_plus(5) == 211 and cbuild.stats.object_compiles == before + 2
+    # a bit-flipped object: reported, rebuilt, and the next module links the good one
+    data = bytearray(objs[0].read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    objs[0].write_bytes(bytes(data))
+    cbuild.clear_memo()
+    damaged = cbuild.stats.rebuilt_damaged
+    _, lib4 = cbuild.load_c_module("objuser", OBJ_CDEF, _obj_user(4), objects=obj)
+    assert lib4.twice_plus(5) == 114
+    assert cbuild.stats.rebuilt_damaged == damaged + 1
+    assert cbuild.stats.object_compiles == before + 3
+    assert "damaged" in capsys.readouterr().err
+
+
+def test_generated_modules_link_the_shared_driver(tmp_path: Path) -> None:
+    """The schedule driver is not compiled into each generated module: the module holds
+    only the program's hooks, and the driver object defines what they call."""
+    from revec.api import get_program
+    from revec.backends.c_codegen import generate_c_module
+    from revec.backends.c_driver import DRIVER_OBJECT
+
+    root = Path(__file__).resolve().parent.parent
+    src = generate_c_module(get_program(root / "benchmarks" / "fib.py"), "fib")
+    name, driver = DRIVER_OBJECT
+    assert name == "revec_driver"
+    for fn in ("static void rv_schedule(", "static int rv_steal(", "static int rv_give(",
+               "\nint rv_drive("):  # definitions (driver.h declares rv_drive)
+        assert fn in driver and fn not in src
+    hook = "\nint64_t rvm_block(int64_t off"  # the kernel's hook: defined by the module
+    assert hook in src and hook not in driver
+    assert '#include "driver.h"' not in driver  # inlined: one self-contained text

@@ -15,6 +15,7 @@ import pytest
 
 from revec.api import get_program, root_args, run_loaded
 from revec.backends.c_codegen import generate_c_module
+from revec.backends.c_driver import DRIVER_OBJECT
 from revec.bench.presets import BENCHMARKS, PRESETS
 from revec.cli import main
 from revec.runtime.memory import MemoryBudgetError
@@ -169,9 +170,11 @@ def test_c_driver_under_thread_sanitizer(tmp_path: Path, task: str, path: str,
     main_c = (TSAN_MAIN.replace("@ROOT@", _bytes(root)).replace("@ACCS@", _bytes(accs))
               .replace("@B@", str(b)))
     (tmp_path / "prog.c").write_text(src + main_c)
+    (tmp_path / "driver.c").write_text(DRIVER_OBJECT[1])  # the shared schedule driver
     exe = tmp_path / "prog"
     build = subprocess.run([cc, "-O1", "-g", "-fsanitize=thread", "-pthread", "-fwrapv",
-                            "-march=native", str(tmp_path / "prog.c"), "-o", str(exe), "-lm"],
+                            "-march=native", str(tmp_path / "prog.c"),
+                            str(tmp_path / "driver.c"), "-o", str(exe), "-lm"],
                            capture_output=True, text=True)
     if build.returncode != 0 and "sanitize" in build.stderr:
         pytest.skip(f"gcc cannot build with -fsanitize=thread: {build.stderr[:200]}")

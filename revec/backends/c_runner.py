@@ -13,7 +13,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.c_codegen import generate_c_module
-from revec.backends.c_driver import CDEF, CDEF_OMP, W_COLS
+from revec.backends.c_driver import CDEF, CDEF_OMP, DRIVER_OBJECT, W_COLS
 from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime import interrupt
@@ -28,7 +28,7 @@ from revec.transforms.schedule import Schedule
 C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
 _LOCKS: dict[int, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
-RC_NOMEM, RC_BUDGET, RC_INTERRUPTED = 2, 3, 4  # revec_run's failure codes (c_driver.RUNTIME_PRELUDE)
+RC_NOMEM, RC_BUDGET, RC_INTERRUPTED = 2, 3, 4  # revec_run's failure codes (csrc/driver.h)
 
 
 @dataclass
@@ -69,7 +69,8 @@ class CTask:
         hint = f"{Path(program.path).stem}_{task}" + ("_omp" if omp else "")
         self.ffi, self.lib = load_c_module(hint, CDEF_OMP if omp else CDEF,
                                            self.source, extra_compile_args=flags,
-                                           libraries=["m", "pthread"])
+                                           libraries=["m", "pthread"],
+                                           objects=[DRIVER_OBJECT])
         self.compile_seconds = time.perf_counter() - t0
         # one run at a time per loaded module (its driver state is module-global)
         with _LOCKS_GUARD:

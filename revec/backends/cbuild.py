@@ -88,6 +88,7 @@ class BuildStats:
     disk_hits: int = 0         # modules loaded from the on-disk cache
     memo_hits: int = 0         # modules returned from this process's memo
     rebuilt_damaged: int = 0   # damaged cache entries (checksum mismatch) rebuilt
+    object_compiles: int = 0   # compiler runs that built a shared object (``objects``)
 
 
 stats = BuildStats()
@@ -196,12 +197,15 @@ def load_c_module(
     libraries: Sequence[str] | None = None,
     cflags: Sequence[str] | None = None,
     include_dirs: Sequence[str] | None = None,
+    objects: Sequence[tuple[str, str]] = (),
 ) -> tuple[Any, Any]:
     """Compile (or reuse) a cffi API-mode module and return its ``(ffi, lib)``.
 
     ``cdef`` declares what Python may call; ``source`` is the C code (it must define those
     functions).  ``cflags`` replaces the optimisation flags (see :func:`effective_cflags`),
-    ``extra_compile_args`` adds to them, ``libraries`` are linked (``-l``).
+    ``extra_compile_args`` adds to them, ``libraries`` are linked (``-l``).  ``objects``
+    are ``(name, C source)`` pairs compiled with the module's flags into objects shared by
+    every module that names the same source (see :func:`shared_object`) and linked in.
     """
     flags = effective_cflags(cflags) + list(extra_compile_args or ())
     libs = list(libraries or ())
@@ -211,6 +215,7 @@ def load_c_module(
         "source": source, "cdef": cdef, "flags": flags, "libraries": libs,
         "include_dirs": incs, "fixed": list(FIXED_FLAGS), "glue": GLUE_PRAGMA,
         "python": _python_identity(), "cpu": cpu_identity(),
+        "objects": [[name, _digest({"source": text})] for name, text in objects],
     }
     base_key = _digest(base_parts)
     with _lock:
@@ -240,7 +245,9 @@ def load_c_module(
                     if problem is not None:
                         target.unlink(missing_ok=True)
                         _sums_path(target).unlink(missing_ok=True)
-                    _build(modname, cdef, source, cc, flags, libs, incs, target)
+                    objs = [shared_object(cc, flags, incs, name, text)
+                            for name, text in objects]
+                    _build(modname, cdef, source, cc, flags, libs, incs, target, objs)
         _write_atomic(root / f"latest-{hint}-{base_key[:24]}", target.name)
         result = _import(modname, target)
         _memo[modname] = result
@@ -252,6 +259,7 @@ def clear_memo() -> None:
     kept)."""
     with _lock:
         _memo.clear()
+        _obj_memo.clear()
         _pch_memo.clear()
         _pch_wanted.clear()
 
@@ -289,7 +297,8 @@ def _digest(parts: dict[str, Any]) -> str:
 
 
 def _build(modname: str, cdef: str, source: str, cc: list[str], flags: list[str],
-           libs: list[str], incs: list[str], target: Path) -> None:
+           libs: list[str], incs: list[str], target: Path,
+           objects: Sequence[Path] = ()) -> None:
     import sysconfig
 
     import cffi
@@ -311,8 +320,8 @@ def _build(modname: str, cdef: str, source: str, cc: list[str], flags: list[str]
         inc_flags = [f"-I{py_inc}", *([f"-I{plat_inc}"] if plat_inc != py_inc else []),
                      *(f"-I{d}" for d in incs)]
         pch = precompiled_prelude(cc, flags, inc_flags, csrc.read_text())
-        cmd = [*cc, *FIXED_FLAGS, *flags, *inc_flags, *pch, str(csrc), "-o", str(out),
-               *(f"-l{lib}" for lib in libs)]
+        cmd = [*cc, *FIXED_FLAGS, *flags, *inc_flags, *pch, str(csrc),
+               *(str(o) for o in objects), "-o", str(out), *(f"-l{lib}" for lib in libs)]
         for hook in list(compile_hooks):
             hook(cmd)
         stats.compiles += 1
@@ -422,6 +431,68 @@ def _build_pch(cc: list[str], flags: list[str], inc_flags: list[str], header: st
         os.replace(th, folder / th.name)
         os.replace(tg, folder / tg.name)
         return True
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# Shared objects: C code that is the same for many modules (the schedule driver,
+# revec.backends.c_driver) is compiled once per source, compiler, flags and CPU into
+# ``$REVEC_CACHE_DIR/cobj/<name>-<key>.o`` and linked into each module that names it,
+# instead of being compiled again inside every module.  Built and verified like a
+# module: under a lock per key, a checksum record written before the object is
+# installed, a damaged object reported once and rebuilt.
+_obj_memo: dict[str, Path] = {}
+
+
+def shared_object(cc: list[str], flags: list[str], incs: list[str], name: str,
+                  source: str) -> Path:
+    """The object file of ``source`` compiled with ``flags`` (built if needed)."""
+    hint = _safe_hint(name)
+    key = _digest({"source": source, "compiler": compiler_identity(cc), "flags": flags,
+                   "fixed": list(FIXED_FLAGS), "include_dirs": incs,
+                   "cpu": cpu_identity()})[:24]
+    target = cache_dir() / "cobj" / f"{hint}-{key}.o"
+    with _lock:
+        if key in _obj_memo and target.exists():
+            return _obj_memo[key]
+        record = _sums_path(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _file_lock(target.with_suffix(".lock")):
+            problem = mismatch(record, {target.name: target}) \
+                if target.exists() or record.exists() else "new"
+            if problem is not None:
+                if problem not in ("new", NO_RECORD):
+                    stats.rebuilt_damaged += 1
+                    warn_once(str(target), f"the cached C object {target} is damaged "
+                              f"({problem}); rebuilding it")
+                _build_object(cc, flags, incs, source, target)
+        _obj_memo[key] = target
+        return target
+
+
+def _build_object(cc: list[str], flags: list[str], incs: list[str], source: str,
+                  target: Path) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix=f".build-{target.stem}-", dir=target.parent))
+    try:
+        src, out = tmp / f"{target.stem}.c", tmp / target.name
+        src.write_text(source)
+        compile_flags = [f for f in FIXED_FLAGS if f != "-shared"]
+        cmd = [*cc, "-c", *compile_flags, *flags, *(f"-I{d}" for d in incs), str(src),
+               "-o", str(out)]
+        for hook in list(compile_hooks):
+            hook(cmd)
+        stats.object_compiles += 1
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        except OSError as exc:
+            raise RevecError(f"C compiler {cc[0]!r} cannot be run ({exc}): "
+                             f"{_NO_COMPILER_HELP}") from exc
+        if res.returncode != 0 or not out.exists():
+            msg = (res.stderr + res.stdout).strip()[:6000]
+            raise RevecError(f"C compilation of {target.name} failed "
+                             f"(exit {res.returncode}):\n{msg}")
+        write_sums(_sums_path(target), {target.name: out})
+        os.replace(out, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
