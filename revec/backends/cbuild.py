@@ -322,26 +322,31 @@ def _build(modname: str, cdef: str, source: str, cc: list[str], flags: list[str]
         pch = precompiled_prelude(cc, flags, inc_flags, csrc.read_text())
         cmd = [*cc, *FIXED_FLAGS, *flags, *inc_flags, *pch, str(csrc),
                *(str(o) for o in objects), "-o", str(out), *(f"-l{lib}" for lib in libs)]
-        for hook in list(compile_hooks):
-            hook(cmd)
         stats.compiles += 1
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-        except OSError as exc:
-            raise RevecError(f"C compiler {cc[0]!r} cannot be run ({exc}): "
-                             f"{_NO_COMPILER_HELP}") from exc
-        if res.returncode != 0 or not out.exists():
-            msg = (res.stderr + res.stdout).strip()
-            if len(msg) > 6000:
-                msg = msg[:6000] + "\n... (truncated)"
-            raise RevecError(f"C compilation of {modname} failed "
-                             f"(exit {res.returncode}):\n{msg}")
+        _compile(cmd, tmp, out, modname)
         # the checksum record first, then the module: a process killed in between
         # leaves a record without a module (a miss), never an unrecorded module
         write_sums(_sums_path(target), {target.name: out})
         os.replace(out, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _compile(cmd: list[str], cwd: Path, out: Path, what: str) -> None:
+    """Run the compiler command ``cmd`` (after the compile hooks) that writes ``out``;
+    a :class:`RevecError` with the compiler's message if it fails."""
+    for hook in list(compile_hooks):
+        hook(cmd)
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+    except OSError as exc:
+        raise RevecError(f"C compiler {cmd[0]!r} cannot be run ({exc}): "
+                         f"{_NO_COMPILER_HELP}") from exc
+    if res.returncode != 0 or not out.exists():
+        msg = (res.stderr + res.stdout).strip()
+        if len(msg) > 6000:
+            msg = msg[:6000] + "\n... (truncated)"
+        raise RevecError(f"C compilation of {what} failed (exit {res.returncode}):\n{msg}")
 
 
 # Precompiled system headers.  gcc spends most of a generated module's build parsing
@@ -479,18 +484,8 @@ def _build_object(cc: list[str], flags: list[str], incs: list[str], source: str,
         compile_flags = [f for f in FIXED_FLAGS if f != "-shared"]
         cmd = [*cc, "-c", *compile_flags, *flags, *(f"-I{d}" for d in incs), str(src),
                "-o", str(out)]
-        for hook in list(compile_hooks):
-            hook(cmd)
         stats.object_compiles += 1
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-        except OSError as exc:
-            raise RevecError(f"C compiler {cc[0]!r} cannot be run ({exc}): "
-                             f"{_NO_COMPILER_HELP}") from exc
-        if res.returncode != 0 or not out.exists():
-            msg = (res.stderr + res.stdout).strip()[:6000]
-            raise RevecError(f"C compilation of {target.name} failed "
-                             f"(exit {res.returncode}):\n{msg}")
+        _compile(cmd, tmp, out, target.name)
         write_sums(_sums_path(target), {target.name: out})
         os.replace(out, target)
     finally:
