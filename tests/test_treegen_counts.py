@@ -122,3 +122,37 @@ def test_cli_count_invalid(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["treegen", "count", "10000", "20"]) == 2
     err = capsys.readouterr().err
     assert "revec: error:" in err and "odd" in err and "Traceback" not in err
+
+
+def test_ball_log_tables_match_the_exact_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interval-arithmetic tables (large sizes) against the exact big-integer ones:
+    the same zero entries, every logarithm within a few units in the last place; an
+    entry that cannot be certified sends the whole table to the exact path."""
+    import numpy as np
+
+    from revec.treegen import counts
+
+    def close(a: np.ndarray, b: np.ndarray) -> bool:
+        fin = np.isfinite(b)
+        return bool(np.array_equal(np.isinf(a), np.isinf(b)) and np.all(
+            np.abs(a[fin] - b[fin]) <= 4 * np.spacing(np.abs(b[fin]) + 1.0)))
+
+    balls = counts._interval_log_tables(700, 200)
+    assert balls is not None
+    exact = counts._exact_log_tables(700, 200)
+    assert close(balls[0], exact[0]) and close(balls[1], exact[1])
+    # the route: sizes from BALL_MIN_WORK take the balls, unless an entry cannot be
+    # certified to LOG_TABLE_MIN_BITS
+    calls: list[tuple[int, int]] = []
+    real = counts._exact_log_tables
+    monkeypatch.setattr(counts, "_exact_log_tables",
+                        lambda m, h: calls.append((m, h)) or real(m, h))
+    monkeypatch.setattr(counts, "BALL_MIN_WORK", 0)
+    la, le = counts._compute_log_tables(200, 30)
+    assert calls == [] and not la.flags.writeable
+    small = real(200, 30)
+    assert close(la, small[0]) and close(le, small[1])
+    monkeypatch.setattr(counts, "LOG_TABLE_MIN_BITS", counts.LOG_TABLE_PREC + 1)
+    la2, le2 = counts._compute_log_tables(200, 30)
+    assert calls == [(200, 30)]
+    assert np.array_equal(la2, small[0]) and np.array_equal(le2, small[1])
