@@ -85,3 +85,24 @@ def test_the_command_line_parser_imports_no_compiler() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout.strip()
     assert out == "[]", out
+
+
+def test_numba_error_colouring_is_off_unless_the_user_asks() -> None:
+    """Importing revec turns off numba's colouring of error messages (a cost paid for
+    every rejected overload while a kernel is typed), unless the user set it."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import revec, numba.core.errors as e; print(type(e.termcolor()).__name__)")
+    env = {k: v for k, v in os.environ.items()
+           if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
+    run = [sys.executable, "-c", code]
+    out = subprocess.run(run, capture_output=True, text=True, check=True, cwd=ROOT, env=env)
+    assert out.stdout.strip() == "NOPColorScheme"
+    import pytest
+
+    pytest.importorskip("colorama")  # numba colours only with colorama installed
+    env["NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"] = ""  # the user's choice: colours on
+    out = subprocess.run(run, capture_output=True, text=True, check=True, cwd=ROOT, env=env)
+    assert out.stdout.strip() == "HighlightColorScheme"
