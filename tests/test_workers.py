@@ -193,3 +193,20 @@ def test_c_driver_under_thread_sanitizer(tmp_path: Path, task: str, path: str,
                 assert value == pytest.approx(ref[r.name], rel=1e-9), (r.name, value)
             else:
                 assert value == ref[r.name], (r.name, value, ref[r.name])
+
+
+def test_per_worker_arrays_have_cache_lines_of_their_own() -> None:
+    """The numba workers' small per-block arrays (child counters, kernel meta,
+    accumulators) are padded so that no other allocation shares their cache lines
+    (adjacent 64-byte arrays made two workers' blocks bounce one line: numba fib on 2
+    workers took as long per worker as on 1)."""
+    from revec.backends.numba_runner import _own_lines
+
+    for n, dtype in ((4, np.int64), (8, np.int64), (24, np.uint8)):
+        a = _own_lines(n, dtype)
+        assert a.shape == (n,) and a.dtype == dtype and not a.any()
+        base = a.base
+        while base.base is not None:
+            base = base.base
+        start = a.ctypes.data - base.ctypes.data
+        assert start >= 128 and base.nbytes - (start + a.nbytes) >= 128

@@ -308,8 +308,10 @@ class NumbaTask:
         )
         return values, stats
 
-    def _state(self, args: tuple[Any, ...]) -> tuple[Any, np.ndarray]:
-        """A worker's frame / scratch columns (the root in slot 0) and accumulators."""
+    def _state(self, args: tuple[Any, ...], own_lines: bool = False
+               ) -> tuple[Any, np.ndarray]:
+        """A worker's frame / scratch columns (the root in slot 0) and accumulators
+        (``own_lines``: on cache lines no other array shares)."""
         cols = typed.List()
         for p, a in zip(self.task.params, args):
             col = np.zeros(1024, p.ty.dtype)
@@ -321,7 +323,8 @@ class NumbaTask:
         for _ in range(self.module.SCRATCH_COLUMNS):
             cols.append(np.zeros(1024, np.uint8))
         reducers = list(self.program.reducers.values())
-        accs = np.zeros(8 * max(len(reducers), 1), np.uint8)
+        n = 8 * max(len(reducers), 1)
+        accs = _own_lines(n, np.uint8) if own_lines else np.zeros(n, np.uint8)
         for i, r in enumerate(reducers):
             accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
         return cols, accs
@@ -344,10 +347,14 @@ class NumbaTask:
                               for _ in range(workers) for w in self.itemsizes])
         pk_meta = np.zeros((workers, NW.PK_COUNTS + NW.PKG_SEGS), np.int64)
         wst = np.zeros((workers, NW.W_COLS), np.int64)
-        states = [self._state(args) for _ in range(workers)]
-        ints = [typed.List([np.zeros(max(self.static_k, 4), np.int64),
+        states = [self._state(args, own_lines=True) for _ in range(workers)]
+        # the small arrays a worker writes every block (child counters, kernel meta,
+        # accumulators) on cache lines of their own: adjacent allocations shared a line
+        # between workers (false sharing)
+        ints = [typed.List([_own_lines(max(self.static_k, 4), np.int64),
                             np.array([max_memory, 0, w], np.int64), used,
-                            np.zeros(8, np.int64), interrupt.flag()]) for w in range(workers)]
+                            _own_lines(8, np.int64), interrupt.flag()])
+                for w in range(workers)]
         interrupt.clear()
         out: list[Any] = [None] * workers
         errors: list[BaseException] = []
@@ -394,3 +401,11 @@ class NumbaTask:
         values = {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
                   for i, r in enumerate(reducers)}
         return values, run_stats(lv, st, wst, seconds, schedule, workers)
+
+
+def _own_lines(n: int, dtype: Any) -> np.ndarray:
+    """``n`` zeros of ``dtype`` with 128 bytes of padding on either side (two cache lines:
+    the adjacent-line prefetcher pairs them), so that no other array's data shares their
+    cache lines."""
+    size = np.dtype(dtype).itemsize
+    return np.zeros(n * size + 256, np.uint8)[128: 128 + n * size].view(dtype)
