@@ -3,7 +3,7 @@
 Programs come from the hypothesis strategy in ``progen.py``; each is compiled once per
 back end (numba, C) and run as bfs, blocked and reexp with random block sizes and
 thresholds (B = 1 included); the plain recursive C of the program is checked too.  Floating-point sums may differ only by summation order (rel. 1e-9).
-The default run checks 200 programs (40 x 5, so pytest-xdist can spread them);
+The default run checks 200 programs (20 x 10, so pytest-xdist can spread them);
 ``pytest -m slow`` checks 1,000 more.
 """
 
@@ -90,10 +90,10 @@ def check_program(tmp_path: Path, spec, data) -> None:
     assert same(ref, recursive), ("recursive C", ref, recursive)
 
 
-# 40 shards of 5 programs (about 15 s each): pieces small enough that pytest-xdist's
-# two workers end together (a 100-second shard started last left the other core idle)
-@pytest.mark.parametrize("shard", range(40))
-@settings(max_examples=5, phases=NO_SHRINK, **SETTINGS)
+# 20 shards of 10 programs: pieces small enough that pytest-xdist's two workers end
+# together (a 100-second shard started last left the other core idle)
+@pytest.mark.parametrize("shard", range(20))
+@settings(max_examples=10, phases=NO_SHRINK, **SETTINGS)
 @given(spec=task_programs(), data=st.data())
 def test_variants_match_sequential(tmp_path_factory, shard, spec, data):
     # hypothesis tries the all-zero choices (the simplest program) first in every run:
