@@ -234,20 +234,12 @@ def load_c_module(
         else:
             root.mkdir(parents=True, exist_ok=True)
             with _file_lock(root / f"{modname}.lock"):
-                problem = _entry_problem(target)
-                if target.exists() and problem is None:
-                    stats.disk_hits += 1
-                else:
-                    if problem is not None and problem != NO_RECORD:
-                        stats.rebuilt_damaged += 1
-                        warn_once(str(target), f"the cached C module {target} is damaged "
-                                  f"({problem}); rebuilding it")
-                    if problem is not None:
-                        target.unlink(missing_ok=True)
-                        _sums_path(target).unlink(missing_ok=True)
+                if _needs_build(target, "C module"):
                     objs = [shared_object(cc, flags, incs, name, text)
                             for name, text in objects]
                     _build(modname, cdef, source, cc, flags, libs, incs, target, objs)
+                else:
+                    stats.disk_hits += 1
         _write_atomic(root / f"latest-{hint}-{base_key[:24]}", target.name)
         result = _import(modname, target)
         _memo[modname] = result
@@ -460,16 +452,9 @@ def shared_object(cc: list[str], flags: list[str], incs: list[str], name: str,
     with _lock:
         if key in _obj_memo and target.exists():
             return _obj_memo[key]
-        record = _sums_path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         with _file_lock(target.with_suffix(".lock")):
-            problem = mismatch(record, {target.name: target}) \
-                if target.exists() or record.exists() else "new"
-            if problem is not None:
-                if problem not in ("new", NO_RECORD):
-                    stats.rebuilt_damaged += 1
-                    warn_once(str(target), f"the cached C object {target} is damaged "
-                              f"({problem}); rebuilding it")
+            if _needs_build(target, "C object"):
                 _build_object(cc, flags, incs, source, target)
         _obj_memo[key] = target
         return target
@@ -498,11 +483,28 @@ def _sums_path(target: Path) -> Path:
 
 def _entry_problem(target: Path) -> str | None:
     """Why the cache entry ``target`` must not be loaded (None: it may, or it is
-    simply absent).  A recorded entry whose module is gone is a problem too."""
+    simply absent).  A recorded entry whose file is gone is a problem too."""
     record = _sums_path(target)
     if not target.exists():
-        return "the module file is missing" if record.exists() else None
+        return "the file is missing" if record.exists() else None
     return mismatch(record, {target.name: target})
+
+
+def _needs_build(target: Path, what: str) -> bool:
+    """Whether the cache entry ``target`` (a ``what``) must be built, called under its
+    lock: it is absent, or damaged (reported once, counted, and removed with its
+    record)."""
+    problem = _entry_problem(target)
+    if target.exists() and problem is None:
+        return False
+    if problem is not None:
+        if problem != NO_RECORD:
+            stats.rebuilt_damaged += 1
+            warn_once(str(target), f"the cached {what} {target} is damaged ({problem}); "
+                      "rebuilding it")
+        target.unlink(missing_ok=True)
+        _sums_path(target).unlink(missing_ok=True)
+    return True
 
 
 def _import(modname: str, path: Path) -> tuple[Any, Any]:
