@@ -19,7 +19,7 @@ from revec.errors import RevecError
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
-from revec.runtime.workers import run_stats
+from revec.runtime.workers import acc_values, init_accs, run_stats
 from revec.transforms.blocking import to_block_program
 from revec.transforms.schedule import Schedule
 
@@ -88,15 +88,11 @@ class CTask:
 
     def _accs(self) -> tuple[np.ndarray, list[ir.ReducerDecl]]:
         reducers = list(self.program.reducers.values())
-        accs = np.zeros(8 * max(len(reducers), 1), np.uint8)
-        for i, r in enumerate(reducers):
-            accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
-        return accs, reducers
+        return init_accs(reducers, np.zeros(8 * max(len(reducers), 1), np.uint8)), reducers
 
     @staticmethod
     def _values(accs: np.ndarray, reducers: list[ir.ReducerDecl]) -> dict[str, Any]:
-        return {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
-                for i, r in enumerate(reducers)}
+        return acc_values(reducers, accs)
 
     def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
             workers: int = 1) -> tuple[dict[str, Any], RunStats]:

@@ -37,7 +37,7 @@ from revec.cli.common import write_atomic
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
-from revec.runtime.workers import merge_accs, run_stats
+from revec.runtime.workers import acc_values, init_accs, merge_accs, run_stats
 from revec.transforms.blocking import to_block_program
 from revec.transforms.schedule import Schedule
 
@@ -251,20 +251,7 @@ class NumbaTask:
         thread frames of all workers together (0: none)."""
         if workers > 1:
             return self.run_workers(args, schedule, max_memory, workers)
-        cols = typed.List()
-        for p, a in zip(self.task.params, args):
-            col = np.zeros(1024, p.ty.dtype)
-            col[0] = a
-            cols.append(col.view(np.uint8))
-        for _ in range(2):  # base / inductive scratch columns, grown by the driver
-            for p in self.task.params:
-                cols.append(np.zeros(1024, p.ty.dtype).view(np.uint8))
-        for _ in range(self.module.SCRATCH_COLUMNS):  # the kernel's own, grown by it
-            cols.append(np.zeros(1024, np.uint8))
-        reducers = list(self.program.reducers.values())
-        accs = np.zeros(8 * max(len(reducers), 1), np.uint8)
-        for i, r in enumerate(reducers):
-            accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
+        cols, accs = self._state(args)
         ints = typed.List([np.zeros(max(self.static_k, 4), np.int64),
                            np.array([max_memory, 0, 0], np.int64), np.zeros(1, np.int64),
                            np.zeros(8, np.int64), interrupt.flag()])
@@ -290,8 +277,7 @@ class NumbaTask:
         seconds = time.perf_counter() - t0
         if ints[1][1] != 0:
             raise MemoryBudgetError(max_memory)
-        values = {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
-                  for i, r in enumerate(reducers)}
+        values = self._values(accs)
         tasks = lv[:, S.L_TASKS].astype(np.int64)
         total = int(tasks.sum())
         returns = lv[:, S.L_RETURNS]
@@ -308,26 +294,25 @@ class NumbaTask:
         )
         return values, stats
 
-    def _state(self, args: tuple[Any, ...], own_lines: bool = False
-               ) -> tuple[Any, np.ndarray]:
-        """A worker's frame / scratch columns (the root in slot 0) and accumulators
-        (``own_lines``: on cache lines no other array shares)."""
+    def _values(self, accs: np.ndarray) -> dict[str, Any]:
+        """The reducers' values in the accumulator bytes (8 per reducer)."""
+        return acc_values(list(self.program.reducers.values()), accs)
+
+    def _state(self, args: tuple[Any, ...]) -> tuple[Any, np.ndarray]:
+        """A worker's frame / scratch columns (the root in slot 0) and accumulators (on
+        cache lines no other array shares: each worker writes them every block)."""
         cols = typed.List()
         for p, a in zip(self.task.params, args):
             col = np.zeros(1024, p.ty.dtype)
             col[0] = a
             cols.append(col.view(np.uint8))
-        for _ in range(2):
+        for _ in range(2):  # base / inductive scratch columns, grown by the driver
             for p in self.task.params:
                 cols.append(np.zeros(1024, p.ty.dtype).view(np.uint8))
-        for _ in range(self.module.SCRATCH_COLUMNS):
+        for _ in range(self.module.SCRATCH_COLUMNS):  # the kernel's own, grown by it
             cols.append(np.zeros(1024, np.uint8))
         reducers = list(self.program.reducers.values())
-        n = 8 * max(len(reducers), 1)
-        accs = _own_lines(n, np.uint8) if own_lines else np.zeros(n, np.uint8)
-        for i, r in enumerate(reducers):
-            accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0] = r.identity()
-        return cols, accs
+        return cols, init_accs(reducers, _own_lines(8 * max(len(reducers), 1), np.uint8))
 
     def run_workers(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int,
                     workers: int) -> tuple[dict[str, Any], RunStats]:
@@ -347,7 +332,7 @@ class NumbaTask:
                               for _ in range(workers) for w in self.itemsizes])
         pk_meta = np.zeros((workers, NW.PK_COUNTS + NW.PKG_SEGS), np.int64)
         wst = np.zeros((workers, NW.W_COLS), np.int64)
-        states = [self._state(args, own_lines=True) for _ in range(workers)]
+        states = [self._state(args) for _ in range(workers)]
         # the small arrays a worker writes every block (child counters, kernel meta,
         # accumulators) on cache lines of their own: adjacent allocations shared a line
         # between workers (false sharing)
@@ -398,8 +383,7 @@ class NumbaTask:
             st[S.BLOCKS] += wstat[S.BLOCKS]
             st[S.PEAK] += wstat[S.PEAK]
         wst[:, NW.W_IDLE] = (wst[:, NW.W_IDLE] / hz * 1e9).astype(np.int64)
-        values = {r.name: accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)[0].item()
-                  for i, r in enumerate(reducers)}
+        values = self._values(accs)
         return values, run_stats(lv, st, wst, seconds, schedule, workers)
 
 

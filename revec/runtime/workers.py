@@ -46,11 +46,28 @@ def per_worker_stats(wst: np.ndarray) -> list[dict[str, Any]]:
             for r in wst]
 
 
+def acc_slot(accs: np.ndarray, i: int, r: ir.ReducerDecl) -> np.ndarray:
+    """Reducer ``r``'s value in the accumulator bytes: slot ``i`` of 8 bytes, viewed as
+    a one-element array of its dtype (the layout both drivers share)."""
+    return accs[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)
+
+
+def init_accs(reducers: list[ir.ReducerDecl], accs: np.ndarray) -> np.ndarray:
+    """Write each reducer's identity into its slot of ``accs`` (returned)."""
+    for i, r in enumerate(reducers):
+        acc_slot(accs, i, r)[0] = r.identity()
+    return accs
+
+
+def acc_values(reducers: list[ir.ReducerDecl], accs: np.ndarray) -> dict[str, Any]:
+    """The reducers' values (Python scalars) in the accumulator bytes."""
+    return {r.name: acc_slot(accs, i, r)[0].item() for i, r in enumerate(reducers)}
+
+
 def merge_accs(reducers: list[ir.ReducerDecl], a: np.ndarray, b: np.ndarray) -> None:
     """Fold the accumulators ``b`` into ``a`` (8 bytes per reducer)."""
     for i, r in enumerate(reducers):
-        x = a[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)
-        y = b[8 * i: 8 * i + r.dtype.itemsize].view(r.dtype)
+        x, y = acc_slot(a, i, r), acc_slot(b, i, r)
         if r.op == "sum":
             x[0] = (x[0] or y[0]) if r.dtype.kind == "b" else (x + y)[0]  # arrays wrap
         elif r.op == "min":
