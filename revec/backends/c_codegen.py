@@ -401,6 +401,13 @@ class CModuleGen:
                          f"cnt * sizeof(*c_{p.name}));" for p in self.bp.columns)
 
     # ------------------------------------------------------------------ entry points
+    def bind_arrays(self) -> list[str]:
+        """An entry point's statements pointing the module's arrays (those not written
+        into the source) at the caller's ``arrays[i]``, in name order."""
+        return [f"    a_{name} = (const {ctype(ir.Ty(self.program.arrays[name].dtype))} *)"
+                f"arrays[{i}];" for i, name in enumerate(self.arrays)
+                if name not in self.inline_arrays]
+
     def seq(self) -> str:
         t = self.t
         f = self.bp.fields
@@ -414,10 +421,7 @@ class CModuleGen:
         L += CStmts(self, "seq").block(t.inductive, "    ")
         L.append("}")
         L += ["", "void revec_seq(const char *root, const void *const *arrays, char *accs) {"]
-        for i, name in enumerate(self.arrays):
-            a = self.program.arrays[name]
-            if name not in self.inline_arrays:
-                L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
+        L += self.bind_arrays()
         for i, r in enumerate(self.bp.reducers):
             L.append(f"    memcpy(&acc_{r.name}, accs + {8 * i}, sizeof(acc_{r.name}));")
         args = []

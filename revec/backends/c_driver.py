@@ -44,6 +44,8 @@ class DriverGen(CGen, Protocol):
 
     def compaction(self) -> str: ...
 
+    def bind_arrays(self) -> list[str]: ...
+
 
 # The shared driver object: (name, C source) for cbuild's ``objects``.
 DRIVER_OBJECT: tuple[str, str] = ("revec_driver", _driver_c())
@@ -183,10 +185,7 @@ def entry_source(gen: DriverGen) -> str:
          "                   int64_t workers, int64_t *wst_out) {",
          "    rv_front_n = 0; rv_front_depth = 0;",
          f"    for (int c = 0; c < {ncols}; c++) rv_front_cols[c] = NULL;"]
-    for i, name in enumerate(gen.arrays):
-        a = gen.program.arrays[name]
-        if name not in gen.inline_arrays:
-            L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
+    L += gen.bind_arrays()
     for i, p in enumerate(gen.bp.fields):
         if p.name in gen.bp.invariant:
             L.append(f"    memcpy(&u_{p.name}, root + {8 * i}, sizeof(u_{p.name}));")
@@ -252,10 +251,7 @@ def omp_source(gen: DriverGen) -> str:
     L += ["}", "",
           "void revec_seq_omp(const char *root, const void *const *arrays, char *accs,",
           "                   int64_t cutoff, int64_t threads) {"]
-    for i, name in enumerate(gen.arrays):
-        a = gen.program.arrays[name]
-        if name not in gen.inline_arrays:
-            L.append(f"    a_{name} = (const {ctype(ir.Ty(a.dtype))} *)arrays[{i}];")
+    L += gen.bind_arrays()
     args = []
     for i, p in enumerate(f):
         L.append(f"    {ctype(p.ty)} r{i}; memcpy(&r{i}, root + {8 * i}, sizeof(r{i}));")
