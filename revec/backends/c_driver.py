@@ -102,13 +102,14 @@ def driver_source(gen: DriverGen) -> str:
     f = gen.bp.columns
     red = gen.bp.reducers
     static_k = gen.t.max_spawns or 0
+    ncols = max(len(f), 1)  # a program without frame columns keeps one (C arrays)
     widths = ", ".join(str(p.ty.dtype.itemsize) for p in f) or "0"
-    L = [f"static const int64_t rv_col_bytes[{max(len(f), 1)}] = {{{widths}}};",
+    L = [f"static const int64_t rv_col_bytes[{ncols}] = {{{widths}}};",
          "static const rv_prog rv_this = {",
-         f"    .ncols = {max(len(f), 1)}, .col_bytes = rv_col_bytes,",
+         f"    .ncols = {ncols}, .col_bytes = rv_col_bytes,",
          f"    .acc_bytes = {8 * max(len(red), 1)}, .slack = RV_SLACK }};",
          "/* the frontier of an expansion (rvm_export), read by revec_run_from */",
-         f"static void *rv_front_cols[{max(len(f), 1)}];",
+         f"static void *rv_front_cols[{ncols}];",
          "static int64_t rv_front_n, rv_front_depth;",
          "",
          "int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,",

@@ -161,7 +161,7 @@ def _interval_log_tables(max_interior: int, max_height: int
     logarithm within 2^-100 (absolute) of the exact one: within one unit in the last
     place of the double, like ``math.log`` of the exact integer.  Measured for trees of
     10,001 nodes and height 150 (2-core AMD EPYC, python-flint 0.9): 42 s with the
-    exact 10,000-bit coefficients, 10 s with balls.
+    exact 10,000-bit coefficients, 11-13 s with balls.
     """
     from flint import arb_poly, ctx
 

@@ -9,7 +9,8 @@
    each other's driver.
 
    Text of this header is placed at the top of both translation units (after the
-   system headers); it must not define anything. */
+   system headers): types, constants and prototypes only, no definitions of functions
+   or data. */
 #ifndef REVEC_DRIVER_H
 #define REVEC_DRIVER_H
 #include <stdint.h>
