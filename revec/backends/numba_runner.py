@@ -340,6 +340,11 @@ class NumbaTask:
                             np.array([max_memory, 0, w], np.int64), used,
                             _own_lines(8, np.int64), interrupt.flag()])
                 for w in range(workers)]
+        # each worker its own list of the constant arrays: a kernel takes list items,
+        # and the reference counts of one shared list's items would be written by every
+        # worker on every block
+        consts = [self.consts] + [typed.List([c.copy() for c in self.consts])
+                                  for _ in range(1, workers)]
         interrupt.clear()
         out: list[Any] = [None] * workers
         errors: list[BaseException] = []
@@ -349,7 +354,7 @@ class NumbaTask:
             try:
                 cols, accs = states[w]
                 out[w] = NW.run_worker(
-                    self.module.kernel, cols, self.itemsizes, self.consts, accs, ints[w],
+                    self.module.kernel, cols, self.itemsizes, consts[w], accs, ints[w],
                     self.static_k, schedule.block_size, schedule.reexp_threshold,
                     schedule.simd_width, w, workers, ctl, req, resp, pk_cols, pk_meta, wst)
             except BaseException as err:  # noqa: BLE001 - re-raised below

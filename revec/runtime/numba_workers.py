@@ -239,6 +239,40 @@ def _serve(w, has_work, rec, seg, st, cols, itemsizes, pk_cols, pk_meta, ctl, re
     atomic_store(req, w, 0)
 
 
+DONE, ASKED = 0, 1
+
+
+@njit(cache=True, nogil=True)
+def _own_work(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P, rec, seg, lv,  # type: ignore[no-untyped-def]
+              st, w, ctl, req):
+    """Run this worker's blocks until its stack is empty or the run stops (DONE), or
+    until a thief has posted a request (ASKED: the caller answers it and calls again).
+    A loop of its own, as lean as the one-worker driver's: with the answering code in
+    the same loop the kernel's blocks ran 10-30% slower (binomial: 370 ns per block)."""
+    while st[SP] >= 0:
+        if atomic_load(ctl, STOP) != 0:
+            break
+        # Ctrl-C, checked by every worker once per block record; the first to see it
+        # stops the others
+        if interrupted(ints):
+            atomic_store(ctl, STOP, 1)
+            break
+        if atomic_load(req, w) != 0:
+            return ASKED, rec, seg, lv
+        rec = grow_rows(rec, st[SP] + 2)
+        status = pick(rec, st, seg, lv, R)
+        if status < 0:
+            break
+        if status == 0:
+            continue
+        ok, lv, seg = run_block(kernel, cols, itemsizes, consts, accs, ints, static_k,
+                                B, P, rec, seg, lv, st)
+        if not ok:
+            atomic_store(ctl, STOP, 1)
+            break
+    return DONE, rec, seg, lv
+
+
 I64 = types.int64
 WORKER_SIG = types.Tuple((types.float64[:, ::1], INTS))(
     KERNEL_TYPE, types.ListType(BYTES), INTS, types.ListType(BYTES), BYTES,
@@ -263,27 +297,13 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,  
     while True:
         # ------------------------------------------------------------ own work
         had_work = st[SP] >= 0
-        while st[SP] >= 0:
-            if atomic_load(ctl, STOP) != 0:
-                break
-            # Ctrl-C, checked by every worker once per block record; the first to see it
-            # stops the others
-            if interrupted(ints):
-                atomic_store(ctl, STOP, 1)
+        while True:
+            why, rec, seg, lv = _own_work(kernel, cols, itemsizes, consts, accs, ints,
+                                          static_k, B, R, P, rec, seg, lv, st, w, ctl, req)
+            if why != ASKED:
                 break
             _serve(w, True, rec, seg, st, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
                    wst)
-            rec = grow_rows(rec, st[SP] + 2)
-            status = pick(rec, st, seg, lv, R)
-            if status < 0:
-                break
-            if status == 0:
-                continue
-            ok, lv, seg = run_block(kernel, cols, itemsizes, consts, accs, ints, static_k,
-                                    B, P, rec, seg, lv, st)
-            if not ok:
-                atomic_store(ctl, STOP, 1)
-                break
         if atomic_load(ctl, STOP) != 0:
             break
         if had_work:
