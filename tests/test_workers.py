@@ -74,6 +74,29 @@ def test_budget_covers_all_workers(backend: str) -> None:
                        max_memory=1 << 18, workers=workers)
 
 
+
+def test_numba_budget_counts_every_workers_bytes() -> None:
+    """The numba driver's check: this worker's bytes plus the others' against the one
+    budget; unchanged bytes are not re-checked (nor written to the shared slots)."""
+    from numba import typed
+
+    from revec.runtime.numba_support import over_budget
+
+    frame, scratch = np.zeros(100, np.uint8), np.zeros(50, np.uint8)
+    cols = typed.List([frame, scratch])  # one frame column of 1 byte, one scratch column
+    itemsizes = np.array([1], np.int64)
+    used = np.array([1000, 0], np.int64)  # worker 0 holds 1000 bytes
+    ints = typed.List([np.zeros(4, np.int64), np.array([1100, 0, 1], np.int64), used,
+                       np.zeros(8, np.int64)])  # budget 1100, this is worker 1
+    assert not over_budget(ints, cols, itemsizes, 40)  # 40 + 50 + 1000 <= 1100
+    assert used[1] == 90 and ints[1][1] == 0
+    assert not over_budget(ints, cols, itemsizes, 40)  # unchanged
+    assert over_budget(ints, cols, itemsizes, 60)  # 60 + 50 + 1000 > 1100
+    assert ints[1][1] == 1 and used[1] == 90
+    used[0] = 0
+    assert not over_budget(ints, cols, itemsizes, 60)  # alone it fits
+    assert used[1] == 110
+
 def test_cli_workers_json(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", str(ROOT / "benchmarks" / "fib.py"), "fib", "24", "--backend", "c",
                  "--workers", "2", "--block-size", "16", "--json"])

@@ -81,6 +81,11 @@ def over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
     # is this worker's j (one worker: ints[2] = [0])
     used = ints[2]
     me = ints[1][2]
+    if mine == used[me]:
+        # nothing grew since this worker's last check (the common case, every block):
+        # no write to the slots the workers share, whose cache line would otherwise
+        # move between their cores on every block
+        return False
     others = 0
     for j in range(used.size):
         if j != me:
