@@ -133,6 +133,8 @@ def test_workers_table_quick(tmp_path: Path) -> None:
     assert "- binomial, N = 2: " in text
     doc = json.loads((tmp_path / "workers.json").read_text())
     assert doc[0]["rows"][1]["c_reexp"] > 0
+    # one repeat: the median is the one timed run kept beside it
+    assert doc[0]["rows"][1]["runs"]["c"] == [doc[0]["rows"][1]["c_reexp"]]
 
 
 # ---------------------------------------------------------------- ThreadSanitizer

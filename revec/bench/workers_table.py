@@ -93,7 +93,9 @@ def measure(name: str, size: str, workers: Sequence[int], repeats: int, budget: 
     for n in workers:
         t_omp, t_c, t_nb = (statistics.median(times[k, n]) for k in ("omp", "c", "nb"))
         rows.append({"workers": n, "omp": t_omp, "c_reexp": t_c, "numba_reexp": t_nb,
-                     "verified": ok, "c_workers": detail[n]})
+                     "verified": ok, "c_workers": detail[n],
+                     # every timed run, in round order (the spread behind each median)
+                     "runs": {k: times[k, n] for k in ("omp", "c", "nb")}})
         log(f"{name}: {n} workers: OpenMP {t_omp:.4f} s, revec C {t_c:.4f} s, "
             f"numba {t_nb:.4f} s")
     return {"name": name, "size": size, "note": pre.note, "plain_c": t_plain,
