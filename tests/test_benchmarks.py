@@ -112,6 +112,29 @@ def test_baselines_quick_equal_answers(name: str, kind: str) -> None:
     assert seconds >= 0.0
 
 
+
+def test_c_baselines_build_with_their_modules_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A baseline's C_FLAGS (the faster build, benchmarks/baselines/README.md) reach
+    the compiler; a baseline without them is built with none added."""
+    from revec.bench import baselines
+
+    calls: dict[str, list[str]] = {}
+
+    def fake_load(hint: str, cdef: str, source: str, **kw: Any) -> tuple[str, str]:
+        calls[hint] = list(kw.get("extra_compile_args") or [])
+        return "ffi", "lib"
+
+    monkeypatch.setattr("revec.backends.cbuild.load_c_module", fake_load)
+    baselines.c_library.cache_clear()
+    try:
+        for name in ("knapsack", "fib", "parentheses"):
+            baselines.c_library(name)
+    finally:
+        baselines.c_library.cache_clear()
+    assert calls["baseline_knapsack"] == ["-fno-semantic-interposition"]
+    assert calls["baseline_fib"] == ["-fno-semantic-interposition"]
+    assert calls["baseline_parentheses"] == []
+
 def test_fib_and_counting_closed_forms() -> None:
     assert [answers.fib(n) for n in range(10)] == [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]
     assert [answers.catalan(n) for n in range(8)] == [1, 1, 2, 5, 14, 42, 132, 429]

@@ -53,7 +53,9 @@ def c_library(name: str) -> tuple[Any, Any]:
     module = baseline_module(name)
     source = (BASELINE_DIR / f"{name}.c").read_text()
     prefix = getattr(module, "C_PREFIX", "")
-    return load_c_module(f"baseline_{name}", module.CDEF, prefix + source, libraries=["m"])
+    # a baseline module may add build flags (C_FLAGS): see benchmarks/baselines/README.md
+    return load_c_module(f"baseline_{name}", module.CDEF, prefix + source, libraries=["m"],
+                         extra_compile_args=list(getattr(module, "C_FLAGS", ())))
 
 
 def _with_deep_stack(fn: Callable[[], Any]) -> Any:
