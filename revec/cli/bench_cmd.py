@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "comma-separated element counts, e.g. 16K,1M")
     p.add_argument("--repeats", type=int, default=None,
                    help="timed runs per measured configuration (medians are reported; "
-                        "suite default 5)")
+                        "suite default 5; --workers default 9)")
     p.add_argument("--max-memory", default=None, metavar="BYTES",
                    help="memory budget of a run's thread frames, e.g. 8G (default: half of "
                         "the machine's memory); runs over it are recorded as stopped")
@@ -167,6 +167,9 @@ def _refuse_overwrite(args: argparse.Namespace, suite_names: list[str], others: 
                          "put this run's results elsewhere, or --overwrite to replace them")
 
 
+WORKERS_REPEATS = 9
+
+
 def _run_workers(args: argparse.Namespace, names: list[str]) -> int:
     from revec.bench.suite import suite_dir
     from revec.bench.workers_table import run_workers_table
@@ -176,8 +179,11 @@ def _run_workers(args: argparse.Namespace, names: list[str]) -> int:
     size = args.size or "default"
     budget = default_budget() if args.max_memory is None else parse_size(args.max_memory)
     out_dir = None if args.no_report else suite_dir(Path(args.out), size)
-    recs = run_workers_table(names, size, workers, args.repeats or 5, budget, out_dir,
-                             progress=not args.no_progress)
+    # 9 rounds: on a shared 2-core VM single runs of 0.05-0.2 s spread by 20-30% within one
+    # bench run (every run is kept in workers.json), and the table reports ratios of
+    # medians
+    recs = run_workers_table(names, size, workers, args.repeats or WORKERS_REPEATS, budget,
+                             out_dir, progress=not args.no_progress)
     if args.json:
         print_json(recs)
     elif out_dir is not None:
