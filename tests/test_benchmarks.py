@@ -127,12 +127,11 @@ def test_c_baselines_build_with_their_modules_flags(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr("revec.backends.cbuild.load_c_module", fake_load)
     baselines.c_library.cache_clear()
     try:
-        for name in ("knapsack", "fib", "parentheses"):
+        for name in ("knapsack", "parentheses"):
             baselines.c_library(name)
     finally:
         baselines.c_library.cache_clear()
     assert calls["baseline_knapsack"] == ["-fno-semantic-interposition"]
-    assert calls["baseline_fib"] == ["-fno-semantic-interposition"]
     assert calls["baseline_parentheses"] == []
 
 def test_fib_and_counting_closed_forms() -> None:

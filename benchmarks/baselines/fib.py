@@ -24,10 +24,6 @@ def numba_run(args: dict[str, Any]) -> dict[str, int]:
     return {"count": int(fib_nb(int(args["n"])))}
 
 
-# Built with -fno-semantic-interposition: the faster of the two builds of fib.c
-# (see README.md; interleaved medians of 9, 2-core AMD EPYC, gcc 12: 0.263 s -> 0.242 s).
-C_FLAGS = ["-fno-semantic-interposition"]
-
 CDEF = "int64_t fib(int n);"
 
 
