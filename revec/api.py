@@ -173,15 +173,21 @@ def root_args(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
 COMPACTIONS = ("table", "scalar")
 
 
-@functools.lru_cache(maxsize=64)
 def compiled_task(program: ir.Program, task: str, backend: str,
                   compaction: str | None = None) -> Any:
-    """The compiled module of a task.  ``compaction`` picks the block split: ``table``
-    (the default: vector compaction steps) or ``scalar`` (branch-free scalar steps, for
+    """The compiled module of a task, built once per process for each (program, task,
+    back end, compaction).  ``compaction`` picks the block split: ``table`` (the
+    default: vector compaction steps) or ``scalar`` (branch-free scalar steps, for
     comparisons such as the paper's Fig. 16)."""
     if compaction is not None and compaction not in COMPACTIONS:
         raise RevecError(f"unknown compaction {compaction!r}; expected one of {COMPACTIONS}")
-    backend = resolve_backend(backend)
+    # one cache key however the caller spelled it ("auto", compaction passed or not)
+    return _compiled_task(program, task, resolve_backend(backend), compaction)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_task(program: ir.Program, task: str, backend: str,
+                   compaction: str | None) -> Any:
     if backend == "numba":
         from revec.backends.numba_runner import NumbaTask
 
