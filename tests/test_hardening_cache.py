@@ -151,3 +151,30 @@ def test_build_killed_half_way_leaves_no_entry(tmp_path: Path) -> None:
     assert r.stdout.splitlines()[0] == ANSWER
     assert r.stderr == ""
     assert len(list(cmod.glob("*.so"))) == 1
+
+
+@pytest.mark.slow
+def test_damaged_numba_workers_cache_is_rebuilt(tmp_path: Path) -> None:
+    """The work-stealing driver's numba cache is checked before its first import, and
+    recorded again after the first run compiled its lazy helpers."""
+    (tmp_path / "numba").mkdir()  # its own numba cache: the runtime compiles here
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "revec", "run", str(PROGRAM), "fib",
+                               "20", "--backend", "numba", "--workers", "2"],
+                              capture_output=True, text=True, env=_env(tmp_path),
+                              timeout=300)
+
+    r = run()
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == ANSWER, r.stderr
+    r = run()  # loaded from the cache, every file as recorded
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    (entry,) = list((tmp_path / "numba").glob("*/numba_workers.run_worker-*.nbc"))
+    _flip(entry)
+    r = run()
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == ANSWER, r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and "work-stealing driver" in warnings[0], r.stderr
+    assert "Traceback" not in r.stderr
+    r = run()
+    assert r.returncode == 0 and r.stderr == "", r.stderr

@@ -102,6 +102,8 @@ def _record(files_of: list[Path], record: Path) -> None:
 
 
 _RUNTIME_MODULES = ("revec.runtime.numba_scheduler", "revec.runtime.numba_support")
+# the work-stealing driver: imported (and checked) on the first run with several workers
+_WORKERS_MODULE = "revec.runtime.numba_workers"
 
 
 _gc_lock = threading.Lock()
@@ -136,45 +138,74 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
+def _runtime_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "runtime"
+
+
 def _runtime_files() -> list[Path]:
-    here = Path(__file__).resolve().parent.parent / "runtime"
-    return [here / "numba_scheduler.py", here / "numba_support.py"]
+    return [_runtime_dir() / "numba_scheduler.py", _runtime_dir() / "numba_support.py"]
 
 
-def _runtime_record() -> Path:
+def _workers_files() -> list[Path]:
+    return [_runtime_dir() / "numba_workers.py"]
+
+
+def _runtime_record(files: list[Path] | None = None, stem: str = "runtime") -> Path:
     """Beside the runtime's numba cache files (shared by every revec cache using them)."""
+    files = _runtime_files() if files is None else files
     # keyed by the runtime's source: a changed runtime (a new revec) starts a new record,
     # and numba rewrites its files for the new source without a spurious warning
     h = hashlib.sha256()
-    for f in _runtime_files():
+    for f in files:
         h.update(f.read_bytes())
     tag = h.hexdigest()[:16]
-    folder = numba_cache_folder(_runtime_files()[0])
+    folder = numba_cache_folder(files[0])
     if folder is None:
-        return cache_dir() / f"runtime-{tag}.sums"
-    return folder / f"revec-runtime-{tag}.sums"
+        return cache_dir() / f"{stem}-{tag}.sums"
+    return folder / f"revec-{stem}-{tag}.sums"
+
+
+def _load_checked(name: str, files: list[Path], stem: str, what: str) -> types.ModuleType:
+    """Import a compiled runtime module after checking its numba cache (once per
+    process): a damaged cache file is reported once and rebuilt, never loaded."""
+    if name in sys.modules:
+        return sys.modules[name]
+    record = _runtime_record(files, stem)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    with _file_lock(record.with_suffix(".lock")):
+        _verify(files, record, what)
+        with gc_paused():
+            module = importlib.import_module(name)
+        _record(files, record)
+    return module
 
 
 def _load_runtime() -> types.ModuleType:
     """Import the shared scheduler after checking its numba cache (once per process)."""
-    name = _RUNTIME_MODULES[0]
-    if name in sys.modules:
-        return sys.modules[name]
-    record = _runtime_record()
-    record.parent.mkdir(parents=True, exist_ok=True)
-    with _file_lock(record.with_suffix(".lock")):
-        _verify(_runtime_files(), record, "revec's scheduler")
-        with gc_paused():
-            module = importlib.import_module(name)
-        _record(_runtime_files(), record)
-    return module
+    return _load_checked(_RUNTIME_MODULES[0], _runtime_files(), "runtime",
+                         "revec's scheduler")
+
+
+_workers_recorded: list[bool] = []  # once per process, after the first run
+
+
+def load_workers() -> types.ModuleType:
+    """The work-stealing driver (:mod:`revec.runtime.numba_workers`), its numba cache
+    checked like the scheduler's."""
+    return _load_checked(_WORKERS_MODULE, _workers_files(), "workers",
+                         "revec's work-stealing driver")
 
 
 def record_runtime() -> None:
-    """Re-record the shared runtime's cache (its helpers compile with the first kernel)."""
+    """Re-record the shared runtime's cache (its helpers compile with the first kernel),
+    and the work-stealing driver's once it is loaded (a helper compiles on first use)."""
     record = _runtime_record()
     with _file_lock(record.with_suffix(".lock")):
         _record(_runtime_files(), record)
+    if _WORKERS_MODULE in sys.modules:
+        record = _runtime_record(_workers_files(), "workers")
+        with _file_lock(record.with_suffix(".lock")):
+            _record(_workers_files(), record)
 
 
 S = _load_runtime()
@@ -320,8 +351,7 @@ class NumbaTask:
         (:mod:`revec.runtime.numba_workers`)."""
         import threading
 
-        from revec.runtime import numba_workers as NW
-
+        NW: Any = load_workers()
         reducers = list(self.program.reducers.values())
         ncols = self.itemsizes.size
         ctl = np.array([1, 0], np.int64)
@@ -370,6 +400,9 @@ class NumbaTask:
         for t in threads:
             t.join()
         seconds = time.perf_counter() - t0
+        if not _workers_recorded:  # the first run compiled the driver's lazy helpers
+            _workers_recorded.append(True)
+            record_runtime()
         if interrupt.interrupted():  # every worker stopped between blocks
             raise KeyboardInterrupt
         if errors:
