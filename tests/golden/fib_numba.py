@@ -27,7 +27,7 @@ ITEMSIZES = np.array([4], np.int64)
 SCRATCH_COLUMNS = 3
 
 
-@njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True)
+@njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True)
 def kernel(cols, consts, accs, ints, off, n, out_base, start):
     # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators
     c_n = column_ptr(cols, 0, np.int32)
