@@ -150,9 +150,8 @@ def _workers_files() -> list[Path]:
     return [_runtime_dir() / "numba_workers.py"]
 
 
-def _runtime_record(files: list[Path] | None = None, stem: str = "runtime") -> Path:
+def _runtime_record(files: list[Path], stem: str) -> Path:
     """Beside the runtime's numba cache files (shared by every revec cache using them)."""
-    files = _runtime_files() if files is None else files
     # keyed by the runtime's source: a changed runtime (a new revec) starts a new record,
     # and numba rewrites its files for the new source without a spurious warning
     h = hashlib.sha256()
@@ -199,13 +198,15 @@ def load_workers() -> types.ModuleType:
 def record_runtime() -> None:
     """Re-record the shared runtime's cache (its helpers compile with the first kernel),
     and the work-stealing driver's once it is loaded (a helper compiles on first use)."""
-    record = _runtime_record()
-    with _file_lock(record.with_suffix(".lock")):
-        _record(_runtime_files(), record)
+    _rerecord(_runtime_files(), "runtime")
     if _WORKERS_MODULE in sys.modules:
-        record = _runtime_record(_workers_files(), "workers")
-        with _file_lock(record.with_suffix(".lock")):
-            _record(_workers_files(), record)
+        _rerecord(_workers_files(), "workers")
+
+
+def _rerecord(files: list[Path], stem: str) -> None:
+    record = _runtime_record(files, stem)
+    with _file_lock(record.with_suffix(".lock")):
+        _record(files, record)
 
 
 S = _load_runtime()
