@@ -162,7 +162,8 @@ class CModuleGen:
               for p in f]
         L += [f"static {ctype(p.ty)} u_{p.name};  /* invariant: the root's value */"
               for p in self.invariant]
-        L += ["static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc;", "",
+        # kdirty: how many of kcnt's counts the last block may have left non-zero
+        L += ["static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc, kdirty;", "",
               "static void grow_children(int64_t need_frames, int64_t need_k) {",
               "    if (need_k > kcap_alloc) {",
               "        int64_t k = need_k > 2 * kcap_alloc ? need_k : 2 * kcap_alloc;",

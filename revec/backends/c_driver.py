@@ -117,8 +117,14 @@ def driver_source(gen: DriverGen) -> str:
          "    grow_scratch(n);"]
     if static_k:
         L.append(f"    grow_children(out_base + {static_k} * (n + RV_SLACK), {static_k});")
-    L += ["    memset(kcnt, 0, kcap_alloc * sizeof(int64_t));",
+    # Only the counts the previous block used are cleared, not all kcap_alloc of them:
+    # uts's root spawns 2,000 children, so the whole array was a 32 KB memset for every
+    # block after it.  A kernel left by longjmp (budget, no memory, Ctrl-C) leaves
+    # kdirty = kcap_alloc, so the next block clears everything.
+    L += ["    memset(kcnt, 0, kdirty * sizeof(int64_t));",
+          "    kdirty = kcap_alloc;",
           "    int64_t nb = kernel(off, n, out_base, kused);",
+          "    kdirty = *kused;  /* the kernel counts children at spawn indices < kused */",
           "    *counts = kcnt;  /* after the kernel: a dynamic kernel may grow it */",
           "    return nb;",
           "}",
@@ -143,7 +149,7 @@ def driver_source(gen: DriverGen) -> str:
           for i, p in enumerate(f)]
     L += ["    (void)off;", "}",
           "void rvm_worker_init(const char *accs) {",
-          "    cap_frames = 0; scratch_cap = 0; kcap_alloc = 0; kcnt = NULL;"]
+          "    cap_frames = 0; scratch_cap = 0; kcap_alloc = 0; kdirty = 0; kcnt = NULL;"]
     L += [f"    c_{p.name} = NULL; b_{p.name} = NULL; q_{p.name} = NULL;" for p in f]
     L += [f"    memcpy(&acc_{r.name}, accs + {8 * i}, sizeof(acc_{r.name}));"
           for i, r in enumerate(red)]
@@ -155,7 +161,8 @@ def driver_source(gen: DriverGen) -> str:
     L += [f"    c_{p.name} = NULL; b_{p.name} = NULL; q_{p.name} = NULL;" for p in f]
     if gen.loop is not None:
         L += gen.loop.free()
-    L += ["    free(kcnt); kcnt = NULL; kcap_alloc = 0; cap_frames = 0; scratch_cap = 0;",
+    L += ["    free(kcnt); kcnt = NULL; kcap_alloc = 0; kdirty = 0; cap_frames = 0;",
+          "    scratch_cap = 0;",
           "    (void)accs;", "}",
           "void rvm_load_root(const char *root) {"]
     for i, p in enumerate(gen.bp.fields):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from revec.runtime.numba_access import column_ptr, column_size, ld
+from revec.runtime.numba_access import column_ptr, ld
 from revec.runtime.numba_access import st as store  # ``st`` is the driver's state here
 from revec.runtime.numba_support import (
     BYTES,
@@ -262,10 +262,9 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
         if not grow_children(cols, ints, itemsizes, out_base + static_k * n, 0):
             return False, lv, seg
     # ints' arrays through borrowed pointers (no list item taken: see numba_access);
-    # taken again after anything that may replace them (grow_children)
-    kcnt = column_ptr(ints, 0, np.int64)
-    for k in range(column_size(ints, 0)):
-        store(kcnt, k, 0)
+    # taken again after anything that may replace them (grow_children).  The child
+    # counts (ints[0]) are all zero here: a run starts with zeros and every block
+    # clears the ones it used (below)
     meta = column_ptr(ints, 3, np.int64)
     start = 0
     while True:
@@ -296,6 +295,10 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
                 dst += ld(kcnt, k)
     seg = grow_rows(seg, st[SEGTOP] + kused + 1)
     finish(rec, st, seg, lv, kcnt, kused, B)
+    # only the counts this block used, not the whole array: uts's root spawns 2,000
+    # children, and clearing all of them cost every later block a 16 KB loop
+    for k in range(kused):
+        store(kcnt, k, 0)
     return True, lv, seg
 
 
