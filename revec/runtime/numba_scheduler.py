@@ -296,7 +296,8 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
     seg = grow_rows(seg, st[SEGTOP] + kused + 1)
     finish(rec, st, seg, lv, kcnt, kused, B)
     # only the counts this block used, not the whole array: uts's root spawns 2,000
-    # children, and clearing all of them cost every later block a 16 KB loop
+    # children, so the array holds thousands of counts, and clearing all of them cost
+    # every later block a loop over all of them
     for k in range(kused):
         store(kcnt, k, 0)
     return True, lv, seg
