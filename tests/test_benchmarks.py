@@ -112,7 +112,6 @@ def test_baselines_quick_equal_answers(name: str, kind: str) -> None:
     assert seconds >= 0.0
 
 
-
 def test_c_baselines_build_with_their_modules_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     """A baseline's C_FLAGS (the faster build, benchmarks/baselines/README.md) reach
     the compiler; a baseline without them is built with none added."""
@@ -133,6 +132,7 @@ def test_c_baselines_build_with_their_modules_flags(monkeypatch: pytest.MonkeyPa
         baselines.c_library.cache_clear()
     assert calls["baseline_knapsack"] == ["-fno-semantic-interposition"]
     assert calls["baseline_parentheses"] == []
+
 
 def test_fib_and_counting_closed_forms() -> None:
     assert [answers.fib(n) for n in range(10)] == [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]

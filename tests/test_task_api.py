@@ -91,7 +91,6 @@ def test_backend_auto():
     assert resolve_backend("numba") == "numba"
 
 
-
 def test_compiled_task_is_built_once_however_it_is_asked_for():
     from pathlib import Path
 
@@ -103,6 +102,7 @@ def test_compiled_task_is_built_once_however_it_is_asked_for():
     assert compiled_task(program, "fib", "numba", compaction=None) is first
     if resolve_backend("auto") == "numba":
         assert compiled_task(program, "fib", "auto") is first
+
 
 def test_cli_prints_the_result(tmp_path, capsys):
     import json
