@@ -89,6 +89,20 @@ def test_report_files_and_rerender_from_stored(suite_run: tuple[Path, list[dict]
         assert (out / fig).is_file()
 
 
+def test_no_report_prints_table_2_and_writes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--no-report`` measures and shows Table 2 of the run on standard output; no file
+    is written anywhere (the working directory and the default reports folder)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "fib", "--size", "quick", "--block-sizes", "16", "--backends", "c",
+                 "--repeats", "1", "--no-report", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "| benchmark | input | plain C (s) |" in out
+    assert "| fib |" in out
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "fib", "--size", "huge", "--reports-dir", str(tmp_path)]) == 2
     assert main(["bench", "nosuch", "--reports-dir", str(tmp_path)]) == 2

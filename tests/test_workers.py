@@ -137,6 +137,18 @@ def test_workers_table_quick(tmp_path: Path) -> None:
     assert doc[0]["rows"][1]["runs"]["c"] == [doc[0]["rows"][1]["c_reexp"]]
 
 
+def test_workers_table_without_a_folder_is_shown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """revec bench --workers --no-report: the table on standard output, no file."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "binomial", "--size", "quick", "--workers", "1", "--repeats", "1",
+                 "--no-report", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "| binomial | 1 |" in out and "Geometric means" in out
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------- ThreadSanitizer
 TSAN_MAIN = r"""
 #include <stdio.h>

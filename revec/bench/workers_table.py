@@ -26,6 +26,7 @@ from revec.api import compiled_task, get_program, root_args
 from revec.backends.c_runner import omp_task
 from revec.bench import baselines
 from revec.bench.presets import preset
+from revec.cli.common import write_atomic
 from revec.transforms.schedule import Schedule
 
 CUTOFFS = (2, 4, 6, 8, 12, 16)
@@ -174,7 +175,9 @@ def render(results: list[dict[str, Any]], load: str) -> str:
 
 def run_workers_table(names: Sequence[str], size: str, workers: Sequence[int],
                       repeats: int, budget: int, out_dir: Path | None,
-                      progress: bool = True) -> list[dict[str, Any]]:
+                      progress: bool = True, show: bool = False) -> list[dict[str, Any]]:
+    """Measure ``names`` on each worker count; the table goes to ``out_dir`` (workers.md
+    and workers.json), or with ``show`` and no ``out_dir`` to standard output."""
     def log(s: str) -> None:
         if progress:
             print(s, file=sys.stderr, flush=True)
@@ -182,9 +185,10 @@ def run_workers_table(names: Sequence[str], size: str, workers: Sequence[int],
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     results = [measure(n, size, workers, repeats, budget, log) for n in names]
     load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    text = render(results, f"{load} (before), {load_after} (after)")
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        text = render(results, f"{load} (before), {load_after} (after)")
-        (out_dir / "workers.md").write_text(text)
-        (out_dir / "workers.json").write_text(json.dumps(results, indent=1) + "\n")
+        write_atomic(out_dir / "workers.md", text)
+        write_atomic(out_dir / "workers.json", json.dumps(results, indent=1) + "\n")
+    elif show:
+        sys.stdout.write(text)
     return results

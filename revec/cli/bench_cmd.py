@@ -183,7 +183,7 @@ def _run_workers(args: argparse.Namespace, names: list[str]) -> int:
     # bench run (every run is kept in workers.json), and the table reports ratios of
     # medians
     recs = run_workers_table(names, size, workers, args.repeats or WORKERS_REPEATS, budget,
-                             out_dir, progress=not args.no_progress)
+                             out_dir, progress=not args.no_progress, show=not args.json)
     if args.json:
         print_json(recs)
     elif out_dir is not None:
@@ -220,9 +220,15 @@ def _run_suite(args: argparse.Namespace, names: list[str], sizes: tuple[str, ...
     out_dir = suite_dir(Path(args.out), size)
     recs = run_suite(names, size, plan, out_dir, budget, progress=not args.no_progress,
                      write=not args.no_report)
+    plain = json.loads(json.dumps(recs, default=_plain))
     if not args.no_report and not args.json:
         print(f"suite: results in {out_dir / 'results'}, report {out_dir / 'README.md'}")
-    return json.loads(json.dumps(recs, default=_plain))
+    elif not args.json and plain:
+        # measured only (--no-report): Table 2 of this run on standard output
+        from revec.bench.suite_report import table2
+
+        print("\n".join(table2(plain)))
+    return plain
 
 
 def _plain(obj: object) -> object:
