@@ -74,7 +74,12 @@ def grow_rows(a, need):  # type: ignore[no-untyped-def]
     if need <= a.shape[0]:
         return a
     b = np.zeros((max(need, 2 * a.shape[0]), a.shape[1]), a.dtype)
-    b[: a.shape[0]] = a
+    # element by element: numba compiles an array slice assignment with its shape-
+    # mismatch error message, whose string formatting was about 3 s of a cold process's
+    # compilation of the runtime (numba 0.68)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            b[i, j] = a[i, j]
     return b
 
 
