@@ -29,6 +29,17 @@ from revec.treegen.splits import (
 )
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _largest_log_table_first() -> None:
+    """Computes the module's largest log table (n = 10001, h = 150) before its tests ask
+    for the smaller ones of n = 10001: a cached table at least as large serves them by
+    slicing (revec.treegen.counts.log_tables), so a fresh checkout computes it once,
+    not also the h = 100 one (about 10 s)."""
+    from revec.treegen.counts import log_tables
+
+    log_tables(5000, 150)
+
+
 def height(preorder: str) -> int:
     kids = children_table(preorder)
     depth = [0] * len(preorder)
