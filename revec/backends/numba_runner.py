@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import typed
 
 from revec import ir
 from revec.backends.cache_check import NO_RECORD, mismatch, warn_once, write_sums
@@ -210,6 +209,10 @@ def _rerecord(files: list[Path], stem: str) -> None:
 
 
 S = _load_runtime()
+# the list builders are part of the runtime: taken after the check of its cache above
+_SUPPORT = importlib.import_module("revec.runtime.numba_support")
+bytes_list = _SUPPORT.bytes_list
+ints_list = _SUPPORT.ints_list
 
 
 def load_generated(source: str, stem: str) -> types.ModuleType:
@@ -267,9 +270,10 @@ class NumbaTask:
         self.driver = run_schedule
         self._recorded = False
         self.compile_seconds = time.perf_counter() - t0
-        self.consts = typed.List(
-            [np.ascontiguousarray(program.arrays[a]).reshape(-1).view(np.uint8).copy()
-             for a in sorted(program.arrays)] or [np.zeros(8, np.uint8)])
+        self.const_arrays = [
+            np.ascontiguousarray(program.arrays[a]).reshape(-1).view(np.uint8).copy()
+            for a in sorted(program.arrays)] or [np.zeros(8, np.uint8)]
+        self.consts = bytes_list(self.const_arrays)
         # invariant parameters are read from the root's slot only: width 0 tells the
         # driver not to grow, scratch or move their columns
         invariant = to_block_program(program, task).invariant
@@ -284,9 +288,9 @@ class NumbaTask:
         if workers > 1:
             return self.run_workers(args, schedule, max_memory, workers)
         cols, accs = self._state(args)
-        ints = typed.List([np.zeros(max(self.static_k, 4), np.int64),
-                           np.array([max_memory, 0, 0], np.int64), np.zeros(1, np.int64),
-                           np.zeros(8, np.int64), interrupt.flag()])
+        flags = np.array([max_memory, 0, 0], np.int64)  # budget, over-budget flag, worker
+        ints = ints_list([np.zeros(max(self.static_k, 4), np.int64), flags,
+                          np.zeros(1, np.int64), np.zeros(8, np.int64), interrupt.flag()])
         interrupt.clear()
         t0 = time.perf_counter()
         try:
@@ -307,7 +311,7 @@ class NumbaTask:
         if interrupt.interrupted():  # the driver stopped between blocks
             raise KeyboardInterrupt
         seconds = time.perf_counter() - t0
-        if ints[1][1] != 0:
+        if flags[1] != 0:
             raise MemoryBudgetError(max_memory)
         values = self._values(accs)
         tasks = lv[:, S.L_TASKS].astype(np.int64)
@@ -333,16 +337,17 @@ class NumbaTask:
     def _state(self, args: tuple[Any, ...]) -> tuple[Any, np.ndarray]:
         """A worker's frame / scratch columns (the root in slot 0) and accumulators (on
         cache lines no other array shares: each worker writes them every block)."""
-        cols = typed.List()
+        arrays = []
         for p, a in zip(self.task.params, args):
             col = np.zeros(1024, p.ty.dtype)
             col[0] = a
-            cols.append(col.view(np.uint8))
+            arrays.append(col.view(np.uint8))
         for _ in range(2):  # base / inductive scratch columns, grown by the driver
             for p in self.task.params:
-                cols.append(np.zeros(1024, p.ty.dtype).view(np.uint8))
+                arrays.append(np.zeros(1024, p.ty.dtype).view(np.uint8))
         for _ in range(self.module.SCRATCH_COLUMNS):  # the kernel's own, grown by it
-            cols.append(np.zeros(1024, np.uint8))
+            arrays.append(np.zeros(1024, np.uint8))
+        cols = bytes_list(arrays)
         reducers = list(self.program.reducers.values())
         return cols, init_accs(reducers, _own_lines(8 * max(len(reducers), 1), np.uint8))
 
@@ -359,7 +364,7 @@ class NumbaTask:
         req = np.zeros(workers, np.int64)
         resp = np.zeros(workers, np.int64)
         used = np.zeros(workers, np.int64)
-        pk_cols = typed.List([np.zeros(max(NW.PKG_CAP * int(w), 1), np.uint8)
+        pk_cols = bytes_list([np.zeros(max(NW.PKG_CAP * int(w), 1), np.uint8)
                               for _ in range(workers) for w in self.itemsizes])
         pk_meta = np.zeros((workers, NW.PK_COUNTS + NW.PKG_SEGS), np.int64)
         wst = np.zeros((workers, NW.W_COLS), np.int64)
@@ -367,14 +372,14 @@ class NumbaTask:
         # the small arrays a worker writes every block (child counters, kernel meta,
         # accumulators) on cache lines of their own: adjacent allocations shared a line
         # between workers (false sharing)
-        ints = [typed.List([_own_lines(max(self.static_k, 4), np.int64),
-                            np.array([max_memory, 0, w], np.int64), used,
-                            _own_lines(8, np.int64), interrupt.flag()])
+        flags = [np.array([max_memory, 0, w], np.int64) for w in range(workers)]
+        ints = [ints_list([_own_lines(max(self.static_k, 4), np.int64), flags[w], used,
+                           _own_lines(8, np.int64), interrupt.flag()])
                 for w in range(workers)]
         # each worker its own list of the constant arrays: a kernel takes list items,
         # and the reference counts of one shared list's items would be written by every
         # worker on every block
-        consts = [self.consts] + [typed.List([c.copy() for c in self.consts])
+        consts = [self.consts] + [bytes_list([c.copy() for c in self.const_arrays])
                                   for _ in range(1, workers)]
         interrupt.clear()
         out: list[Any] = [None] * workers
@@ -408,7 +413,7 @@ class NumbaTask:
             raise KeyboardInterrupt
         if errors:
             raise errors[0]
-        if any(i[1][1] != 0 for i in ints):
+        if any(f[1] != 0 for f in flags):
             raise MemoryBudgetError(max_memory)
         accs = states[0][1].copy()
         for w in range(1, workers):
