@@ -164,17 +164,17 @@ def _push_ints(lst, a):  # type: ignore[no-untyped-def]
     lst.append(a)
 
 
+def _filled(lst: Any, push: Any, arrays: Iterable[np.ndarray]) -> Any:
+    for a in arrays:
+        push(lst, a)
+    return lst
+
+
 def bytes_list(arrays: Iterable[np.ndarray]) -> Any:
     """A typed list of the given ``uint8`` arrays (the arrays themselves, not copies)."""
-    lst = _new_bytes_list()
-    for a in arrays:
-        _push_bytes(lst, a)
-    return lst
+    return _filled(_new_bytes_list(), _push_bytes, arrays)
 
 
 def ints_list(arrays: Iterable[np.ndarray]) -> Any:
     """A typed list of the given ``int64`` arrays (the arrays themselves, not copies)."""
-    lst = _new_ints_list()
-    for a in arrays:
-        _push_ints(lst, a)
-    return lst
+    return _filled(_new_ints_list(), _push_ints, arrays)
