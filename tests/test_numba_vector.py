@@ -153,6 +153,53 @@ def test_movemask_copy_iota() -> None:
         assert (idx[3:35] == 100 + np.arange(32)).all() and (idx[:3] == -1).all()
 
 
+COMPACT_COLS = {"avx512": nv.compact_cols_avx512, "avx2": nv.compact_cols_avx2,
+                "scalar": nv.compact_cols_scalar}
+
+
+@pytest.mark.parametrize("isa", nv.ISAS)
+def test_compact_cols_is_a_stable_split(isa: str) -> None:
+    """compact_cols_<isa>: kept and dropped threads of several columns (1 to 8 bytes, and
+    thread indices) against numpy's boolean indexing, for block sizes around the
+    32-thread step, uniform and mixed masks, a source offset, and mask bytes > 1; the
+    mask bytes past n are garbage and must not count."""
+    compact = COMPACT_COLS[isa]
+
+    @njit(cache=False)
+    def split(mb, off, n, a, b, c, ka, kb, kc, ki, da, dc, di):  # type: ignore[no-untyped-def]
+        return compact(mb, off, n, ((a, ka), (b, kb), (c, kc), (None, ki)),
+                       ((a, da), (c, dc), (None, di)))
+
+    @njit(cache=False)
+    def keep_only(mb, n, c, kc):  # type: ignore[no-untyped-def]
+        return compact(mb, 0, n, ((c, kc),), ())
+
+    rng = np.random.default_rng(11)
+    for n in [0, 1, 31, 32, 33, 64, 95, 200, *rng.integers(0, 300, 40).tolist()]:
+        for p in (0.0, 1.0, 0.5, 0.05):
+            off = int(rng.integers(0, 40))
+            mb = ((rng.random(n + 32) < p) * rng.integers(1, 4, n + 32)).astype(np.uint8)
+            mb[n:] = rng.integers(0, 256, 32)
+            a = rng.integers(-128, 128, off + n + 32).astype(np.int8)
+            b = rng.integers(0, 1 << 40, off + n + 32).astype(np.uint64)
+            c = rng.random(off + n + 32).astype(np.float32)
+            outs = [np.zeros(n + 32, x.dtype) for x in (a, b, c)] + [np.zeros(n + 32, np.int64)]
+            drops = [np.zeros(n + 32, x.dtype) for x in (a, c)] + [np.zeros(n + 32, np.int64)]
+            kept = split(mb, off, n, a, b, c, *outs, *drops)
+            sel = mb[:n] != 0
+            assert kept == sel.sum(), (n, p)
+            idx = np.arange(off, off + n)
+            for got, src in zip(outs, (a, b, c, idx)):
+                want = (src if src is idx else src[off:off + n])[sel]
+                assert (got[:kept] == want).all(), (n, p, src.dtype)
+            for got, src in zip(drops, (a, c, idx)):
+                want = (src if src is idx else src[off:off + n])[~sel]
+                assert (got[:n - kept] == want).all(), (n, p, src.dtype)
+            kc = np.zeros(n + 32, np.float32)
+            assert keep_only(mb, n, c, kc) == sel.sum()
+            assert (kc[:sel.sum()] == c[:n][sel]).all()
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.int64],
                          ids=lambda d: np.dtype(d).name)
 def test_avx512_variant_lowers_to_vpcompress(dtype: type) -> None:

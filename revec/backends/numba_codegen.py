@@ -56,8 +56,9 @@ from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, g
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: {vector_isas}
 from revec.runtime.compaction.numba_vector import (
-    compress_avx2, compress_avx512, compress_iota_avx2, compress_iota_avx512,
-    compress_iota_scalar, compress_scalar, copy32, iota32, movemask32, popcount32)
+    compact_cols_avx2, compact_cols_avx512, compact_cols_scalar, compress_avx2,
+    compress_avx512, compress_iota_avx2, compress_iota_avx512, compress_iota_scalar,
+    compress_scalar, copy32, iota32, movemask32, popcount32)
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
@@ -422,56 +423,54 @@ class NumbaModuleGen:
         isa = self.isa(8 * ty.dtype.itemsize)
         return f"compress_{isa}({col(what)}, {start}, {bits}, {dst}, {j})"
 
+    def compact_calls(self, out: str, off: str, count: str,
+                      keep: list[tuple[str, str, int]], drop: list[tuple[str, str, int]],
+                      ind: str) -> list[str]:
+        """``out`` = the number of threads ``t < count`` whose mask byte ``mb[t]`` is set,
+        the ``keep`` moves (source, destination, element bits; source ``None``: the
+        thread's index ``off + t``) made for them and the ``drop`` moves for the others,
+        dense and in order: one ``compact_cols_<isa>`` intrinsic per compaction variant
+        the moved element widths use (numba_vector)."""
+        groups: dict[str, tuple[list[str], list[str]]] = {}
+        for side, moves in enumerate((keep, drop)):
+            for src, dst, bits in moves:
+                groups.setdefault(self.isa(bits), ([], []))[side].append(f"({src}, {dst})")
+        if not groups:
+            groups[self.isa(64)] = ([], [])
+
+        def tup(items: list[str]) -> str:
+            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+        L = []
+        for k, (isa, (kp_, dp_)) in enumerate(sorted(groups.items())):
+            call = f"compact_cols_{isa}(mb, {off}, {count}, {tup(kp_)}, {tup(dp_)})"
+            L.append(f"{ind}{out} = {call}" if k == 0 else f"{ind}{call}")
+        return L
+
     def split(self, step: kp.Split) -> list[str]:
         """The is-base test and the split of the block into its dense base and inductive
-        threads: 32 threads per vector step (their is-base bytes -> a 32-bit mask, one
-        compaction step per moved column and side; a uniform step is a plain copy), the
-        rest thread by thread (branch-free)."""
-        moves = self.split_moves()
+        threads: the test over all threads into mask bytes, then one compaction of the
+        moved columns (:meth:`compact_calls`: 32 threads per vector step, the rest thread
+        by thread)."""
         mc = self.mask_column()
         L = ["        # is-base test over all threads (one vectorizable pass into mask bytes), then",
              "        # a stream compaction of the block into its base and its inductive threads",
-             "        # (both dense), 32 threads per step",
+             "        # (both dense), 32 threads per vector step",
              f"        ensure_bytes(cols, {mc}, n + {LANES})",
              f"        mb = {column(mc)}",
              "        for t in range(n):",
              "            i = off + t"]
         L += self.load_fields("            ")
-        L += [f"            {st('mb', 't', self.expr(step.mask))}",
-              "        nb = 0",
-              "        ni = 0",
-              "        t = 0",
-              f"        while t + {LANES} <= n:",
-              "            i0 = off + t",
-              "            bits = movemask32(mb, t)"]
-
-        def copies(side: str, j: str) -> list[str]:
-            return [f"                iota32(i0, {d}, {j})" if not what
-                    else f"                copy32({col(what)}, i0, {d}, {j})"
-                    for s, what, d in moves if s == side]
-
-        L += ["            if bits == 0:  # every thread inductive: plain copies"]
-        L += copies("q_", "ni") + [f"                ni += {LANES}"]
-        L += [f"            elif bits == {FULL}:  # every thread a base case"]
-        L += copies("b_", "nb") + [f"                nb += {LANES}"]
-        L += ["            else:", "                nbits = ~bits"]
-        for side, what, d in moves:
-            if side == "b_":
-                L.append(f"                {self.compress(what, 'i0', 'bits', d, 'nb')}")
+        L.append(f"            {st('mb', 't', self.expr(step.mask))}")
+        moves: dict[str, list[tuple[str, str, int]]] = {"b_": [], "q_": []}
+        for side, what, d in self.split_moves():
+            if not what:
+                moves[side].append(("None", d, 64))
             else:
-                L.append(f"                {self.compress(what, 'i0', 'nbits', d, 'ni')}")
-        L += ["                c = popcount32(bits)", "                nb += c",
-              f"                ni += {LANES} - c",
-              f"            t += {LANES}",
-              "        # the rest thread by thread: a branch-free scalar split",
-              "        while t < n:",
-              "            i = off + t"]
-        L += self.load_fields("            ")
-        L.append(f"            isb = np.int64({ld('mb', 't')})")
-        for side, what, d in moves:
-            j = "nb" if side == "b_" else "ni"
-            L.append(f"            {st(d, j, var(what) if what else 'i')}")
-        L += ["            nb += isb", "            ni += 1 - isb", "            t += 1"]
+                ty = next(p.ty for p in self.bp.fields if p.name == what)
+                moves[side].append((col(what), d, 8 * ty.dtype.itemsize))
+        L += self.compact_calls("nb", "off", "n", moves["b_"], moves["q_"], "        ")
+        L.append("        ni = n - nb")
         return L
 
     def kernel_end(self) -> list[str]:
@@ -566,23 +565,9 @@ class NumbaModuleGen:
     def compact_active(self, count: str, src: str, dst: str, out: str, ind: str
                        ) -> list[str]:
         """The threads ``a < count`` with ``mb[a]`` set: their loop state from the
-        ``src`` lists to the dense ``dst`` lists (``out`` of them), 32 per vector step
-        (all set: copies, none: skipped)."""
-        L = [f"{ind}zero32(mb, {count})  # mb[{count}:{count} + {LANES}] = 0",
-             f"{ind}{out} = 0",
-             f"{ind}a = 0",
-             f"{ind}while a < {count}:",
-             f"{ind}    bits = movemask32(mb, a)",
-             f"{ind}    if bits == {FULL}:"]
-        L += [f"{ind}        copy32({src}{n}, a, {dst}{n}, {out})" for n, _ in self.state]
-        L += [f"{ind}        {out} += {LANES}",
-              f"{ind}    elif bits != 0:"]
-        for n, ty in self.state:
-            isa = self.isa(8 * ty.dtype.itemsize)
-            L.append(f"{ind}        compress_{isa}({src}{n}, a, bits, {dst}{n}, {out})")
-        L += [f"{ind}        {out} += popcount32(bits)",
-              f"{ind}    a += {LANES}"]
-        return L
+        ``src`` lists to the dense ``dst`` lists (``out`` of them)."""
+        moves = [(f"{src}{n}", f"{dst}{n}", 8 * ty.dtype.itemsize) for n, ty in self.state]
+        return self.compact_calls(out, "0", count, moves, [], ind)
 
     def cont(self, loop: ir.While | ir.For) -> str:
         """Whether the loop runs (again), over a thread's loop state."""

@@ -14,8 +14,9 @@ from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, g
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: 8-bit avx512, 16-bit avx512, 32-bit avx512, 64-bit avx512
 from revec.runtime.compaction.numba_vector import (
-    compress_avx2, compress_avx512, compress_iota_avx2, compress_iota_avx512,
-    compress_iota_scalar, compress_scalar, copy32, iota32, movemask32, popcount32)
+    compact_cols_avx2, compact_cols_avx512, compact_cols_scalar, compress_avx2,
+    compress_avx512, compress_iota_avx2, compress_iota_avx512, compress_iota_scalar,
+    compress_scalar, copy32, iota32, movemask32, popcount32)
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
@@ -48,43 +49,15 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         j0 = 0
         # is-base test over all threads (one vectorizable pass into mask bytes), then
         # a stream compaction of the block into its base and its inductive threads
-        # (both dense), 32 threads per step
+        # (both dense), 32 threads per vector step
         ensure_bytes(cols, 5, n + 32)
         mb = column_ptr(cols, 5, np.uint8)
         for t in range(n):
             i = off + t
             v_n = ld(c_n, i)
             st(mb, t, (v_n < np.int32(2)))
-        nb = 0
-        ni = 0
-        t = 0
-        while t + 32 <= n:
-            i0 = off + t
-            bits = movemask32(mb, t)
-            if bits == 0:  # every thread inductive: plain copies
-                copy32(c_n, i0, q_n, ni)
-                ni += 32
-            elif bits == 4294967295:  # every thread a base case
-                copy32(c_n, i0, b_n, nb)
-                nb += 32
-            else:
-                nbits = ~bits
-                compress_avx512(c_n, i0, bits, b_n, nb)
-                compress_avx512(c_n, i0, nbits, q_n, ni)
-                c = popcount32(bits)
-                nb += c
-                ni += 32 - c
-            t += 32
-        # the rest thread by thread: a branch-free scalar split
-        while t < n:
-            i = off + t
-            v_n = ld(c_n, i)
-            isb = np.int64(ld(mb, t))
-            st(b_n, nb, v_n)
-            st(q_n, ni, v_n)
-            nb += isb
-            ni += 1 - isb
-            t += 1
+        nb = compact_cols_avx512(mb, off, n, ((c_n, b_n),), ((c_n, q_n),))
+        ni = n - nb
         # base case over the base threads
         for j in range(nb):
             v_n = ld(b_n, j)

@@ -399,6 +399,167 @@ compress_iota_avx512 = _make_compress_iota("avx512")
 compress_iota_avx2 = _make_compress_iota("avx2")
 compress_iota_scalar = _make_compress_iota("scalar")
 
+# ---------------------------------------------------------------- column sets
+def _pairs(t: Any) -> list[tuple[Any, Any]] | None:
+    """The (source, destination) pairs of a ``compact_cols`` argument, or None if it is
+    not a tuple of pairs of columns of one element size (a ``None`` source: int64
+    destination, the thread's index)."""
+    if not isinstance(t, types.BaseTuple):
+        return None
+    out = []
+    for pair in t.types:
+        if not (isinstance(pair, types.BaseTuple) and len(pair) == 2):
+            return None
+        src, dst = pair.types
+        if not _is_vec_array(dst):
+            return None
+        if isinstance(src, types.NoneType):
+            if dst.dtype != types.int64:
+                return None
+        elif not (_is_vec_array(src) and _itemsize(src) == _itemsize(dst)):
+            return None
+        out.append((src, dst))
+    return out
+
+
+def _make_compact_cols(isa: str) -> Any:
+    """``compact_cols_<isa>(mb, off, n, keep, drop) -> int64``: a whole block split.
+
+    For the threads ``t < n`` (mask bytes ``mb[t]``, frames at ``off + t``): each pair
+    ``(src, dst)`` of ``keep`` gets the elements ``src[off + t]`` of the threads whose
+    byte is set, each pair of ``drop`` those of the others, dense from ``dst[0]`` on and
+    in order; the result is the number of set threads.  A ``None`` source stands for the
+    thread's index ``off + t`` (int64 destination).  32 threads per step (their bytes ->
+    a 32-bit mask, one :func:`_compress_ir` step per pair; a step whose threads all agree
+    is a plain vector copy for one side), the rest thread by thread, branch-free;
+    destinations need room for 32 elements past their count (like ``compress_<isa>``).
+
+    One intrinsic for the whole loop, where a generated kernel used to spell it out with
+    ``movemask32`` / ``copy32`` / ``compress_<isa>`` calls: numba's own passes (type
+    inference, SSA, lowering) cost about 3 ms per typed statement, and that loop was a
+    fifth of a generated kernel's compile time; here llvmlite writes the same IR directly
+    (measured: see docs/design.md, "numba compile time")."""
+
+    def compact_cols(typingctx: Any, mb: Any, off: Any, n: Any, keep: Any, drop: Any) -> Any:
+        if not (_is_vec_array(mb) and _itemsize(mb) == 1):
+            return None
+        kp, dp = _pairs(keep), _pairs(drop)
+        if kp is None or dp is None:
+            return None
+        sig = types.int64(mb, types.intp, types.intp, keep, drop)
+
+        def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
+            mbty, m, start, count = sig.args[0], args[0], args[1], args[2]
+
+            def unpack(tv: Any, pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any, Any, Any]]:
+                out = []
+                for k, (sty, dty) in enumerate(pairs):
+                    pv = builder.extract_value(tv, k)
+                    out.append((sty, builder.extract_value(pv, 0), dty,
+                                builder.extract_value(pv, 1)))
+                return out
+
+            sides = (unpack(args[3], kp), unpack(args[4], dp))
+            zero = ir.Constant(_I64, 0)
+            t_ = cgutils.alloca_once_value(builder, zero)
+            js = (cgutils.alloca_once_value(builder, zero),
+                  cgutils.alloca_once_value(builder, zero))
+            full = builder.and_(count, ir.Constant(_I64, ~(LANES - 1)))
+
+            def source_vec(sty: Any, sv: Any, at: ir.Value) -> ir.Value:
+                if isinstance(sty, types.NoneType):
+                    return _iota_vec(builder, at)
+                return _load_vec(context, builder, sty, sv, at)
+
+            def dest(dty: Any, dv: Any, j: ir.Value, lane: ir.Type) -> ir.Value:
+                return _elem_ptr(context, builder, dty, dv, j, lane)
+
+            def copies(side: int, at: ir.Value) -> None:
+                j = builder.load(js[side])
+                for sty, sv, dty, dv in sides[side]:
+                    v = source_vec(sty, sv, at)
+                    d = dest(dty, dv, j, v.type.element)
+                    builder.store(v, _vec_ptr(builder, d, v.type), align=1)
+
+            # vector steps: while t + 32 <= n
+            head = builder.append_basic_block("cc.head")
+            body = builder.append_basic_block("cc.step")
+            none_ = builder.append_basic_block("cc.none")
+            all_ = builder.append_basic_block("cc.all")
+            mixed = builder.append_basic_block("cc.mixed")
+            nxt = builder.append_basic_block("cc.next")
+            rhead = builder.append_basic_block("cc.rest")
+            rbody = builder.append_basic_block("cc.rest.step")
+            done = builder.append_basic_block("cc.done")
+            builder.branch(head)
+            builder.position_at_end(head)
+            t = builder.load(t_)
+            builder.cbranch(builder.icmp_signed("<", t, full), body, rhead)
+            builder.position_at_end(body)
+            at = builder.add(start, t)
+            mv = _load_vec(context, builder, mbty, m, t)
+            bits = builder.bitcast(builder.icmp_unsigned("!=", mv, ir.Constant(mv.type, None)),
+                                   _I32)
+            sw = builder.switch(bits, mixed)
+            sw.add_case(ir.Constant(_I32, 0), none_)
+            sw.add_case(ir.Constant(_I32, (1 << LANES) - 1), all_)
+            builder.position_at_end(none_)
+            copies(1, at)
+            builder.branch(nxt)
+            builder.position_at_end(all_)
+            copies(0, at)
+            builder.branch(nxt)
+            builder.position_at_end(mixed)
+            for side, b in ((0, bits), (1, builder.not_(bits))):
+                j = builder.load(js[side])
+                for sty, sv, dty, dv in sides[side]:
+                    v = source_vec(sty, sv, at)
+                    _compress_ir(builder, isa, v, b, dest(dty, dv, j, v.type.element))
+            builder.branch(nxt)
+            builder.position_at_end(nxt)
+            c = builder.zext(_ctpop(builder, bits), _I64)
+            builder.store(builder.add(builder.load(js[0]), c), js[0])
+            builder.store(builder.add(builder.load(js[1]),
+                                      builder.sub(ir.Constant(_I64, LANES), c)), js[1])
+            builder.store(builder.add(t, ir.Constant(_I64, LANES)), t_)
+            builder.branch(head)
+            # the rest, thread by thread: both sides written, the counts advance by
+            # the mask byte (branch-free)
+            builder.position_at_end(rhead)
+            t = builder.load(t_)
+            builder.cbranch(builder.icmp_signed("<", t, count), rbody, done)
+            builder.position_at_end(rbody)
+            at = builder.add(start, t)
+            mbyte = builder.load(_elem_ptr(context, builder, mbty, m, t, _I8))
+            isk = builder.zext(builder.icmp_unsigned("!=", mbyte, ir.Constant(_I8, 0)), _I64)
+            for side in (0, 1):
+                j = builder.load(js[side])
+                for sty, sv, dty, dv in sides[side]:
+                    if isinstance(sty, types.NoneType):
+                        val = at
+                    else:
+                        lane = ir.IntType(8 * _itemsize(sty))
+                        val = builder.load(_elem_ptr(context, builder, sty, sv, at, lane))
+                    builder.store(val, dest(dty, dv, j, val.type))
+            builder.store(builder.add(builder.load(js[0]), isk), js[0])
+            builder.store(builder.add(builder.load(js[1]),
+                                      builder.sub(ir.Constant(_I64, 1), isk)), js[1])
+            builder.store(builder.add(t, ir.Constant(_I64, 1)), t_)
+            builder.branch(rhead)
+            builder.position_at_end(done)
+            return builder.load(js[0])
+
+        return sig, codegen
+
+    compact_cols.__name__ = f"compact_cols_{isa}"
+    return intrinsic(compact_cols)
+
+
+compact_cols_avx512 = _make_compact_cols("avx512")
+compact_cols_avx2 = _make_compact_cols("avx2")
+compact_cols_scalar = _make_compact_cols("scalar")
+
+
 COMPRESS = {"avx512": compress_avx512, "avx2": compress_avx2, "scalar": compress_scalar}
 COMPRESS_IOTA = {"avx512": compress_iota_avx512, "avx2": compress_iota_avx2,
                  "scalar": compress_iota_scalar}
