@@ -474,6 +474,23 @@ def _make_compact_cols(isa: str) -> Any:
             def dest(dty: Any, dv: Any, j: ir.Value, lane: ir.Type) -> ir.Value:
                 return _elem_ptr(context, builder, dty, dv, j, lane)
 
+            def loop_test(head: Any, bound: ir.Value, body: Any, out: Any
+                          ) -> tuple[ir.Value, ir.Value]:
+                """``head``: on to ``body`` while ``t < bound``; there, ``t`` and the
+                source position ``off + t``."""
+                builder.position_at_end(head)
+                t = builder.load(t_)
+                builder.cbranch(builder.icmp_signed("<", t, bound), body, out)
+                builder.position_at_end(body)
+                return t, builder.add(start, t)
+
+            def advance(t: ir.Value, kept: ir.Value, step: int) -> None:
+                """Past ``step`` threads, ``kept`` of them set: the counts and ``t``."""
+                size = ir.Constant(_I64, step)
+                builder.store(builder.add(builder.load(js[0]), kept), js[0])
+                builder.store(builder.add(builder.load(js[1]), builder.sub(size, kept)), js[1])
+                builder.store(builder.add(t, size), t_)
+
             def copies(side: int, at: ir.Value) -> None:
                 j = builder.load(js[side])
                 for sty, sv, dty, dv in sides[side]:
@@ -492,11 +509,7 @@ def _make_compact_cols(isa: str) -> Any:
             rbody = builder.append_basic_block("cc.rest.step")
             done = builder.append_basic_block("cc.done")
             builder.branch(head)
-            builder.position_at_end(head)
-            t = builder.load(t_)
-            builder.cbranch(builder.icmp_signed("<", t, full), body, rhead)
-            builder.position_at_end(body)
-            at = builder.add(start, t)
+            t, at = loop_test(head, full, body, rhead)
             mv = _load_vec(context, builder, mbty, m, t)
             bits = builder.bitcast(builder.icmp_unsigned("!=", mv, ir.Constant(mv.type, None)),
                                    _I32)
@@ -517,19 +530,11 @@ def _make_compact_cols(isa: str) -> Any:
                     _compress_ir(builder, isa, v, b, dest(dty, dv, j, v.type.element))
             builder.branch(nxt)
             builder.position_at_end(nxt)
-            c = builder.zext(_ctpop(builder, bits), _I64)
-            builder.store(builder.add(builder.load(js[0]), c), js[0])
-            builder.store(builder.add(builder.load(js[1]),
-                                      builder.sub(ir.Constant(_I64, LANES), c)), js[1])
-            builder.store(builder.add(t, ir.Constant(_I64, LANES)), t_)
+            advance(t, builder.zext(_ctpop(builder, bits), _I64), LANES)
             builder.branch(head)
             # the rest, thread by thread: both sides written, the counts advance by
             # the mask byte (branch-free)
-            builder.position_at_end(rhead)
-            t = builder.load(t_)
-            builder.cbranch(builder.icmp_signed("<", t, count), rbody, done)
-            builder.position_at_end(rbody)
-            at = builder.add(start, t)
+            t, at = loop_test(rhead, count, rbody, done)
             mbyte = builder.load(_elem_ptr(context, builder, mbty, m, t, _I8))
             isk = builder.zext(builder.icmp_unsigned("!=", mbyte, ir.Constant(_I8, 0)), _I64)
             for side in (0, 1):
@@ -541,10 +546,7 @@ def _make_compact_cols(isa: str) -> Any:
                         lane = ir.IntType(8 * _itemsize(sty))
                         val = builder.load(_elem_ptr(context, builder, sty, sv, at, lane))
                     builder.store(val, dest(dty, dv, j, val.type))
-            builder.store(builder.add(builder.load(js[0]), isk), js[0])
-            builder.store(builder.add(builder.load(js[1]),
-                                      builder.sub(ir.Constant(_I64, 1), isk)), js[1])
-            builder.store(builder.add(t, ir.Constant(_I64, 1)), t_)
+            advance(t, isk, 1)
             builder.branch(rhead)
             builder.position_at_end(done)
             return builder.load(js[0])
