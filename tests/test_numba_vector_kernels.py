@@ -92,3 +92,35 @@ def test_conditional_spawns_module_uses_lanes(name: str) -> None:
     assert "the plan's lane-spawns step" in src
     assert "movemask32(ms0, t)" in src and "popcount32(mk)" in src
     assert "runs thread by thread" not in src
+
+
+SCRATCH_CASES = [(f"benchmarks/{n}.py", n, c) for n in
+                 ("fib", "nqueens", "uts", "graphcol", "knapsack", "parentheses", "binomial",
+                  "minmax") for c in (None, "scalar")] + [
+    (path, name, c) for path, name, _ in LANE_PROGRAMS if path.startswith("tests/")
+    for c in (None, "scalar")]
+
+
+@pytest.mark.parametrize("path,name,compaction", SCRATCH_CASES,
+                         ids=[f"{c[1]}-{c[2] or 'vector'}" for c in SCRATCH_CASES])
+def test_every_scratch_column_has_a_size(path: str, name: str, compaction: str | None) -> None:
+    """The driver grows the module's own scratch columns (SCRATCH_BYTES) before it calls
+    the kernel, which has no bounds checks: every scratch column the generated kernel
+    takes a pointer to must have a size that grows with the block (the lanes' fill
+    columns: a fixed one), and no size may name a column the module does not have."""
+    import re
+
+    import numpy as np
+
+    from revec.backends.numba_codegen import generate_numba_module
+
+    src = generate_numba_module(get_program(path), name, compaction)
+    nparams = int(re.search(r"ITEMSIZES = np\.array\((\[.*?\])", src).group(1).count(",")) + 1
+    scratch = int(re.search(r"SCRATCH_COLUMNS = (\d+)", src).group(1))
+    sizes = np.array(eval(re.search(r"SCRATCH_BYTES = np\.array\((\[.*?\])", src).group(1)))
+    assert sizes.size == 2 * scratch
+    used = {int(k) for k in re.findall(r"column_ptr\(cols, (\d+),", src)}
+    own = {c - 3 * nparams for c in used if c >= 3 * nparams}
+    assert own and max(own) < scratch, (own, scratch)
+    for c in own:
+        assert sizes[2 * c] > 0 or sizes[2 * c + 1] > 0, (c, sizes)

@@ -52,7 +52,7 @@ from numba import njit
 
 from revec.runtime.numba_access import (
     column_ptr, column_size, ld, ld_at, st, st_at, zero32)
-from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, grow_children
+from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: {vector_isas}
 from revec.runtime.compaction.numba_vector import (
@@ -68,6 +68,9 @@ ITEMSIZES = np.array({itemsizes}, np.int64)
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
 SCRATCH_COLUMNS = {scratch_columns}
+# the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
+# SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
+SCRATCH_BYTES = np.array({scratch_bytes}, np.int64)
 '''
 
 # threads per vector step of the kernels (numba_vector.LANES)
@@ -180,6 +183,8 @@ class NumbaModuleGen:
         # frame fields the loop only reads, read from the block through the thread's index
         self.loop_reads: list[str] = [] if loop is None else list(loop[1].by_index)
         self._lanes: LaneSpawnsEmitter | None = None
+        # the scratch columns' sizes for a block of n threads (column: per thread, fixed)
+        self.scratch_need: dict[int, tuple[int, int]] = {}
 
     def constant(self, name: str) -> bool:
         """Is array ``name`` written into the module (small, and its values' reprs are
@@ -196,14 +201,28 @@ class NumbaModuleGen:
         return f"lib_{name}({', '.join(args)})"
 
     # ------------------------------------------------------------------ module
+    def need(self, c: int, per_thread: int, fixed: int) -> None:
+        """Scratch column ``c`` holds ``n * per_thread + fixed`` bytes when the kernel
+        runs a block of ``n`` threads: the driver grows it before the call.  (The kernel
+        used to grow its own through ``ensure_bytes``; that function and the typed-list
+        code it calls were linked into every kernel and optimized again there, about a
+        tenth of a kernel's compile time.)"""
+        a, b = self.scratch_need.get(c, (0, 0))
+        self.scratch_need[c] = (max(a, per_thread), max(b, fixed))
+
     def generate(self) -> str:
         sizes = [0 if p.name in self.bp.invariant else p.ty.dtype.itemsize
                  for p in self.bp.fields]
         isas = ", ".join(f"{w}-bit {self.isa(w)}" for w in (8, 16, 32, 64))
+        kernel = self.kernel()  # (first: it records the scratch columns' sizes)
+        first = 3 * len(sizes)
+        scratch = [x for c in range(first, first + self.scratch_columns())
+                   for x in self.scratch_need.get(c, (0, 0))]
+        assert all(first <= c < first + self.scratch_columns() for c in self.scratch_need)
         out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name,
                              itemsizes=sizes, nparams=len(sizes),
                              scratch_columns=self.scratch_columns(),
-                             vector_isas=isas)]
+                             scratch_bytes=scratch, vector_isas=isas)]
         for name in self.arrays:
             a = self.program.arrays[name]
             if self.constant(name):
@@ -215,7 +234,7 @@ class NumbaModuleGen:
                        f"lib_{lib} = _LIBRARY[{lib!r}].numba\n")
         for h in self.program.helpers.values():
             out.append(self.helper(h))
-        out.append(self.kernel())
+        out.append(kernel)
         return "\n\n".join(out) + "\n"
 
     def helper(self, h: ir.HelperDef) -> str:
@@ -311,7 +330,7 @@ class NumbaModuleGen:
                 w(f"    q_{p.name} = {column(2 * nf + i, p.ty)}")
         for c, (src, who) in enumerate((("b_", "base"), ("q_", "inductive"))):
             if self.by_index[src]:
-                w(f"    ensure_bytes(cols, {3 * nf + c}, n * 8)")
+                self.need(3 * nf + c, 8, 0)
                 w(f"    {src[0]}i = {column(3 * nf + c, ir.Ty(np.dtype(np.int64)))}"
                   f"  # {who} threads' indices")
         w("    meta = column_ptr(ints, 3, np.int64)")
@@ -453,10 +472,10 @@ class NumbaModuleGen:
         moved columns (:meth:`compact_calls`: 32 threads per vector step, the rest thread
         by thread)."""
         mc = self.mask_column()
+        self.need(mc, 1, LANES)
         L = ["        # is-base test over all threads (one vectorizable pass into mask bytes), then",
              "        # a stream compaction of the block into its base and its inductive threads",
              "        # (both dense), 32 threads per vector step",
-             f"        ensure_bytes(cols, {mc}, n + {LANES})",
              f"        mb = {column(mc)}",
              "        for t in range(n):",
              "            i = off + t"]
@@ -499,14 +518,14 @@ class NumbaModuleGen:
              "    # phase A: the prefix per thread, its loop state staged at its own slot",
              "    # (sb_*) with whether it enters the loop (mb); those threads -> the active",
              "    # list (sa_*) by vector compaction steps",
-             f"    ensure_bytes(cols, {mc}, ni + {LANES})",
              f"    mb = {column(mc)}"]
+        self.need(mc, 1, LANES)
         for e, (name, ty) in enumerate(self.state):
             c = 3 * nf + 2 + 2 * e
             size = ty.dtype.itemsize
-            L += [f"    ensure_bytes(cols, {c}, (ni + {LANES}) * {size})",
-                  f"    ensure_bytes(cols, {c + 1}, (ni + {LANES}) * {size})",
-                  f"    sa_{name} = {column(c, ty)}",
+            self.need(c, size, LANES * size)
+            self.need(c + 1, size, LANES * size)
+            L += [f"    sa_{name} = {column(c, ty)}",
                   f"    sb_{name} = {column(c + 1, ty)}"]
         if isinstance(loop, ir.For):
             L.append("    v__stop = np.int64(0)")

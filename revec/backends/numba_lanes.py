@@ -229,13 +229,13 @@ class LaneSpawnsEmitter:
              f"    jend = ni - ni % {LANES}"]
         for c, (_, _, _, ty) in enumerate(self.passes):
             size = 1 if ty is None else ty.dtype.itemsize
-            L.append(f"    ensure_bytes(cols, {self.first + c}, (jend + {LANES}) * {size})")
+            self.gen.need(self.first + c, size, LANES * size)  # type: ignore[attr-defined]
         for c, (_, name, _, ty) in enumerate(self.passes):
             L.append(f"    {name} = column_ptr(cols, {self.first + c}, "
                      f"{'np.uint8' if ty is None else np_type(ty)})")
         for c, (text, (name, ty)) in enumerate(self.fills.items(), len(self.passes)):
-            L += [f"    ensure_bytes(cols, {self.first + c}, {LANES * ty.dtype.itemsize})",
-                  f"    {name} = column_ptr(cols, {self.first + c}, {np_type(ty)})",
+            self.gen.need(self.first + c, 0, LANES * ty.dtype.itemsize)  # type: ignore[attr-defined]
+            L += [f"    {name} = column_ptr(cols, {self.first + c}, {np_type(ty)})",
                   f"    for u in range({LANES}):",
                   f"        st({name}, u, {text})"]
         for g, group in enumerate(self.loops()):

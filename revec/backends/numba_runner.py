@@ -280,6 +280,8 @@ class NumbaTask:
         self.itemsizes = np.array([0 if p.name in invariant else p.ty.dtype.itemsize
                                    for p in self.task.params], np.int64)
         self.static_k = -1 if self.task.max_spawns is None else int(self.task.max_spawns)
+        # what the module's own scratch columns need per block (read by the driver)
+        self.scratch_bytes = np.ascontiguousarray(self.module.SCRATCH_BYTES, np.int64)
 
     def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
             workers: int = 1) -> tuple[dict[str, Any], RunStats]:
@@ -290,7 +292,8 @@ class NumbaTask:
         cols, accs = self._state(args)
         flags = np.array([max_memory, 0, 0], np.int64)  # budget, over-budget flag, worker
         ints = ints_list([np.zeros(max(self.static_k, 4), np.int64), flags,
-                          np.zeros(1, np.int64), np.zeros(8, np.int64), interrupt.flag()])
+                          np.zeros(1, np.int64), np.zeros(8, np.int64), interrupt.flag(),
+                          self.scratch_bytes])
         interrupt.clear()
         t0 = time.perf_counter()
         try:
@@ -374,7 +377,7 @@ class NumbaTask:
         # between workers (false sharing)
         flags = [np.array([max_memory, 0, w], np.int64) for w in range(workers)]
         ints = [ints_list([_own_lines(max(self.static_k, 4), np.int64), flags[w], used,
-                           _own_lines(8, np.int64), interrupt.flag()])
+                           _own_lines(8, np.int64), interrupt.flag(), self.scratch_bytes])
                 for w in range(workers)]
         # each worker its own list of the constant arrays: a kernel takes list items,
         # and the reference counts of one shared list's items would be written by every

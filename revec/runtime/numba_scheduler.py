@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from revec.runtime.numba_access import column_ptr, ld
+from revec.runtime.numba_access import column_ptr, column_size, ld
 from revec.runtime.numba_access import st as store  # ``st`` is the driver's state here
 from revec.runtime.numba_support import (
     BYTES,
@@ -264,6 +264,10 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
     for c in range(ncols):  # the kernel's base / inductive scratch columns
         ensure_bytes(cols, ncols + c, n * itemsizes[c])
         ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
+    if len(ints) > 5:  # the module's own scratch columns (its SCRATCH_BYTES)
+        need = column_ptr(ints, 5, np.int64)
+        for c in range(column_size(ints, 5) // 2):
+            ensure_bytes(cols, 3 * ncols + c, n * ld(need, 2 * c) + ld(need, 2 * c + 1))
     if static_k >= 0:
         if not grow_children(cols, ints, itemsizes, out_base + static_k * n, 0):
             return False, lv, seg

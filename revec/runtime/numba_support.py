@@ -126,7 +126,8 @@ M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED = range(6)
 # consts: the module-level arrays the program reads, as bytes
 # accs:   one 8-byte slot per reducer
 # ints:   [kcnt (children per spawn index), [memory budget in bytes (0: none), over-budget
-#         flag, worker index] (the driver's), bytes held by each worker (shared), meta]
+#         flag, worker index] (the driver's), bytes held by each worker (shared), meta,
+#         the interrupt flag, the module's SCRATCH_BYTES (the driver grows those columns)]
 # start:  0 for a new block; j + 1 to resume the inductive threads at j after the driver
 #         made room for more child blocks (meta: nb, ni, kused, status, resume, need)
 BYTES = types.uint8[::1]

@@ -10,7 +10,7 @@ from numba import njit
 
 from revec.runtime.numba_access import (
     column_ptr, column_size, ld, ld_at, st, st_at, zero32)
-from revec.runtime.numba_support import KERNEL_SIG, ensure_bytes, frames_held, grow_children
+from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: 8-bit avx512, 16-bit avx512, 32-bit avx512, 64-bit avx512
 from revec.runtime.compaction.numba_vector import (
@@ -26,6 +26,9 @@ ITEMSIZES = np.array([4], np.int64)
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
 SCRATCH_COLUMNS = 3
+# the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
+# SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
+SCRATCH_BYTES = np.array([0, 0, 0, 0, 1, 32], np.int64)
 
 
 @njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True)
@@ -50,7 +53,6 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         # is-base test over all threads (one vectorizable pass into mask bytes), then
         # a stream compaction of the block into its base and its inductive threads
         # (both dense), 32 threads per vector step
-        ensure_bytes(cols, 5, n + 32)
         mb = column_ptr(cols, 5, np.uint8)
         for t in range(n):
             i = off + t
