@@ -50,15 +50,13 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_access import (
-    column_ptr, column_size, ld, ld_at, st, st_at, zero32)
+from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: {vector_isas}
 from revec.runtime.compaction.numba_vector import (
     compact_cols_avx2, compact_cols_avx512, compact_cols_scalar, compress_avx2,
-    compress_avx512, compress_iota_avx2, compress_iota_avx512, compress_iota_scalar,
-    compress_scalar, copy32, iota32, movemask32, popcount32)
+    compress_avx512, compress_scalar, copy32, movemask32, popcount32)
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
@@ -75,7 +73,6 @@ SCRATCH_BYTES = np.array({scratch_bytes}, np.int64)
 
 # threads per vector step of the kernels (numba_vector.LANES)
 LANES = numba_vector.LANES
-FULL = (1 << LANES) - 1
 
 # Helpers are only called from the kernel, never from Python: no CPython or C wrapper,
 # whose argument (un)boxing code was about half of a small helper's compile (20
@@ -433,14 +430,6 @@ class NumbaModuleGen:
             used = used_vars(side)
             moves += [(src, p.name, f"{src}{p.name}") for p in self.varying if p.name in used]
         return moves
-
-    def compress(self, what: str, start: str, bits: str, dst: str, j: str) -> str:
-        """One vector compaction step of a column (or of the arena indices)."""
-        if not what:
-            return f"compress_iota_{self.isa(64)}({start}, {bits}, {dst}, {j})"
-        ty = next(p.ty for p in self.bp.fields if p.name == what)
-        isa = self.isa(8 * ty.dtype.itemsize)
-        return f"compress_{isa}({col(what)}, {start}, {bits}, {dst}, {j})"
 
     def compact_calls(self, out: str, off: str, count: str,
                       keep: list[tuple[str, str, int]], drop: list[tuple[str, str, int]],

@@ -8,15 +8,13 @@ import os
 import numpy as np
 from numba import njit
 
-from revec.runtime.numba_access import (
-    column_ptr, column_size, ld, ld_at, st, st_at, zero32)
+from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: 8-bit avx512, 16-bit avx512, 32-bit avx512, 64-bit avx512
 from revec.runtime.compaction.numba_vector import (
     compact_cols_avx2, compact_cols_avx512, compact_cols_scalar, compress_avx2,
-    compress_avx512, compress_iota_avx2, compress_iota_avx512, compress_iota_scalar,
-    compress_scalar, copy32, iota32, movemask32, popcount32)
+    compress_avx512, compress_scalar, copy32, movemask32, popcount32)
 
 # numba's on-disk cache of this module (REVEC_NUMBA_CACHE=0 turns it off)
 CACHE = os.environ.get("REVEC_NUMBA_CACHE", "1") != "0"
