@@ -51,6 +51,7 @@ import numpy as np
 from numba import njit
 
 from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
+from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: {vector_isas}
@@ -79,18 +80,20 @@ LANES = numba_vector.LANES
 # generated modules, 52.0 -> 49.7 s in all, 0.1-0.25 s less for each program with
 # helpers; interleaved, 2-core AMD EPYC, numba 0.68).
 JIT = ('@njit(cache=CACHE, error_model="numpy", nogil=True, no_cpython_wrapper=True, '
-       'no_cfunc_wrapper=True)')
+       'no_cfunc_wrapper=True, pipeline_class=KernelPipeline)')
 # The kernel is only ever called by the compiled driver, through its C-callable address
 # (a first-class function type): no CPython wrapper, which would unbox three typed lists
 # and cost about 7% of the kernel's compile (40 generated kernels each way, 2-core AMD
 # EPYC, numba 0.68).
+# KernelPipeline (revec.runtime.numba_pipeline): numba's pipeline without the passes for
+# Python a generated function never contains, and with call typing memoized.
 # no_rewrites: numba's IR rewrite passes (array-expression fusion, constant-branch
 # pruning, semantic constants) find nothing to do in a generated kernel (pointer loads and
 # stores, no array expressions; LLVM folds constant branches) and were about a tenth of
 # its compile (12 generated kernels, 15.50 -> 13.97 s and 14.53 -> 13.19 s, 2-core AMD
 # EPYC, numba 0.68).
 KERNEL_JIT = ('@njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", '
-              'nogil=True, no_rewrites=True)')
+              'nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)')
 
 
 # arrays up to this size are written into the module, where numba freezes them as

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
+from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
 # the compaction variant per lane width: 8-bit avx512, 16-bit avx512, 32-bit avx512, 64-bit avx512
@@ -29,7 +30,7 @@ SCRATCH_COLUMNS = 3
 SCRATCH_BYTES = np.array([0, 0, 0, 0, 1, 32], np.int64)
 
 
-@njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True)
+@njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)
 def kernel(cols, consts, accs, ints, off, n, out_base, start):
     # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators
     c_n = column_ptr(cols, 0, np.int32)
