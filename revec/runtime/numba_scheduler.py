@@ -22,10 +22,11 @@ The threshold comparisons are exactly those of :mod:`revec.transforms.schedule`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from revec.runtime.numba_access import column_ptr, column_size, ld
 from revec.runtime.numba_access import st as store  # ``st`` is the driver's state here
+from revec.runtime.numba_pipeline import njit
 from revec.runtime.numba_support import (
     BYTES,
     INTS,

@@ -6,9 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from numba import njit, typed, types
+from numba import typed, types
 
 from revec.runtime.numba_access import column_ptr, column_size, ld
+from revec.runtime.numba_pipeline import njit
 
 
 @njit(cache=True, nogil=True)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir as llir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from revec.runtime.numba_pipeline import njit
 from revec.runtime.numba_scheduler import (
     BASE,
     BLOCKS,
