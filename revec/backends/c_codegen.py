@@ -102,6 +102,7 @@ class CModuleGen:
         out.append(c_driver.entry_source(self))
         out.append(self.seq())
         out.append(c_driver.omp_source(self))
+        out.append(c_driver.entries_source())
         return "\n\n".join(out) + "\n"
 
     def array_data(self, name: str) -> str:

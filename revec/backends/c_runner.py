@@ -13,7 +13,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.c_codegen import generate_c_module
-from revec.backends.c_driver import CDEF, CDEF_OMP, DRIVER_OBJECT, W_COLS
+from revec.backends.c_driver import CDEF, CDEF_OMP, DRIVER_OBJECT, ENTRIES, W_COLS
 from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime import interrupt
@@ -72,6 +72,14 @@ class CTask:
                                            libraries=["m", "pthread"],
                                            objects=[DRIVER_OBJECT])
         self.compile_seconds = time.perf_counter() - t0
+        # the entry points, as cffi function pointers (c_driver.ENTRIES)
+        addr = self.ffi.new("void *[]", len(ENTRIES))
+        self.lib.revec_entries(addr)
+        fns = {name: self.ffi.cast(f"{name}_t", addr[i]) if addr[i] != self.ffi.NULL else None
+               for i, name in enumerate(ENTRIES)}
+        self._run_from, self._seq, self._free = (
+            fns["revec_run_from"], fns["revec_seq"], fns["revec_free"])
+        self._set_interrupt, self._seq_omp = fns["revec_set_interrupt"], fns["revec_seq_omp"]
         # one run at a time per loaded module (its driver state is module-global)
         with _LOCKS_GUARD:
             self._lock = _LOCKS.setdefault(id(self.lib), threading.Lock())
@@ -127,10 +135,10 @@ class CTask:
         fd = ffi.new("int64_t *")
         with self._lock:  # the driver's shared state is per module: one run at a time
             flag = interrupt.flag()
-            self.lib.revec_set_interrupt(ffi.cast("int64_t *", flag.ctypes.data))
+            self._set_interrupt(ffi.cast("int64_t *", flag.ctypes.data))
             interrupt.clear()
             t0 = time.perf_counter()
-            rc = self.lib.revec_run_from(
+            rc = self._run_from(
                 self._root(args), cols, n, depth, stop_at, front, fn, fd,
                 schedule.block_size, schedule.reexp_threshold, schedule.simd_width,
                 self._array_ptrs, ffi.from_buffer("char[]", accs), lv_out, nlv,
@@ -146,7 +154,7 @@ class CTask:
                                 if k else np.zeros(0, p.ty.dtype))
             for i in range(ncols):
                 if front[i] != ffi.NULL:
-                    self.lib.revec_free(front[i])
+                    self._free(front[i])
         if rc == RC_INTERRUPTED:
             raise KeyboardInterrupt
         if rc == RC_BUDGET:
@@ -157,7 +165,7 @@ class CTask:
                              "variant")
         k = int(nlv[0])
         lv = np.frombuffer(ffi.buffer(lv_out[0], k * 5 * 8), np.float64).reshape(k, 5).copy()
-        self.lib.revec_free(lv_out[0])
+        self._free(lv_out[0])
         return RawRun(accs, lv, st, wst, seconds, frontier, int(fd[0]), int(fn[0]))
 
     def values(self, accs: np.ndarray) -> dict[str, Any]:
@@ -168,7 +176,7 @@ class CTask:
         accs, reducers = self._accs()
         with self._lock:
             t0 = time.perf_counter()
-            self.lib.revec_seq(self._root(args), self._array_ptrs,
+            self._seq(self._root(args), self._array_ptrs,
                                self.ffi.from_buffer("char[]", accs))
             seconds = time.perf_counter() - t0
         return self._values(accs, reducers), seconds
@@ -180,8 +188,11 @@ class CTask:
         accs, reducers = self._accs()
         with self._lock:
             t0 = time.perf_counter()
-            self.lib.revec_seq_omp(self._root(args), self._array_ptrs,
-                                   self.ffi.from_buffer("char[]", accs), cutoff, threads)
+            if self._seq_omp is None:
+                raise RevecError("this module was built without -fopenmp (omp_task builds "
+                                 "the OpenMP-tasks peer)")
+            self._seq_omp(self._root(args), self._array_ptrs,
+                          self.ffi.from_buffer("char[]", accs), cutoff, threads)
             seconds = time.perf_counter() - t0
         return self._values(accs, reducers), seconds
 
