@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,13 @@ from tests.support import chunk_cache
 # Hundreds of generated programs are compiled once each: skip numba's on-disk cache
 # for them (it changes nothing but start-up time of a later process).
 os.environ.setdefault("REVEC_NUMBA_CACHE", "0")
+# The suite starts about a hundred Python processes (the CLI, cache and interrupt tests,
+# pytest-xdist's workers, Dask's).  Where PYTHONDONTWRITEBYTECODE is set (some container
+# images set it), each of them compiled revec's sources from text again: about 0.3 s of a
+# 1.0 s `revec run ... --backend c` (2-core AMD EPYC).  The test session writes and
+# reuses bytecode (in __pycache__, ignored by git) like a default Python.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 os.environ.setdefault("REVEC_CACHE_DIR", str(Path(__file__).parent / ".." / "build" /
                                              "test-cache"))
 
