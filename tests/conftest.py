@@ -34,6 +34,31 @@ os.environ.setdefault("REVEC_CACHE_DIR", str(Path(__file__).parent / ".." / "bui
 chunk_cache.install(Path(os.environ["REVEC_CACHE_DIR"]) / "test-support")
 
 
+# The differential files' items (shards of 10-25 s each, two thirds of the suite's time)
+HEAVY_FILES = frozenset({"tests/test_differential.py", "tests/test_returns_differential.py",
+                         "tests/test_cilk_differential.py"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the items so that each half starts with every other heavy item and ends
+    with light ones.
+
+    pytest-xdist's worksteal mode gives the first worker the first half of the
+    collection and the second worker the rest, and an idle worker steals from the end of
+    the other's queue.  In file order, one half held most of the differential shards, so
+    the last items to run could be 20-second shards on one core while the other
+    idled.  Heavy items first in both halves also compile the shared numba runtime (the
+    work-stealing driver included) early, before the subprocess tests that load it.
+    The order is a function of the collection alone, so every worker computes the same."""
+    heavy = [it for it in items if it.nodeid.split("::")[0] in HEAVY_FILES]
+    if not heavy:
+        return
+    light = [it for it in items if it.nodeid.split("::")[0] not in HEAVY_FILES]
+    first, second = heavy[0::2], heavy[1::2]
+    take = max(len(items) // 2 - len(first), 0)
+    items[:] = first + light[:take] + second + light[take:]
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite golden files from the current output")
