@@ -57,6 +57,11 @@ def resolved_count() -> int:
     return len(_resolved)
 
 
+def forget_resolved() -> None:
+    """Empty the table (a compile measured as a fresh process's first one)."""
+    _resolved.clear()
+
+
 class _MemoizedCalls:
     """While active, the typing context answers repeated call typings from
     :data:`_resolved` (an attribute on the context instance, removed afterwards)."""
