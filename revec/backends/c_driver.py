@@ -82,6 +82,7 @@ typedef int (*revec_run_from_t)(const char *root, const void *const *cols, int64
 typedef void (*revec_seq_t)(const char *root, const void *const *arrays, char *accs);
 typedef void (*revec_free_t)(void *p);
 typedef void (*revec_set_interrupt_t)(const int64_t *flag);
+/* the OpenMP-tasks peer: NULL in a module built without -fopenmp */
 typedef void (*revec_seq_omp_t)(const char *root, const void *const *arrays, char *accs,
                                 int64_t cutoff, int64_t threads);
 void revec_entries(void **out);
@@ -225,9 +226,6 @@ def entry_source(gen: DriverGen) -> str:
 
 
 # ------------------------------------------------------------------ OpenMP-tasks peer
-CDEF_OMP = CDEF  # revec_seq_omp is entry 4 (NULL without -fopenmp)
-
-
 def omp_source(gen: DriverGen) -> str:
     """The plain recursive C of the program with a ``#pragma omp task`` per spawn above
     depth ``cutoff`` (the way a C programmer parallelizes it with gcc): the multi-core

@@ -13,7 +13,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.c_codegen import generate_c_module
-from revec.backends.c_driver import CDEF, CDEF_OMP, DRIVER_OBJECT, ENTRIES, W_COLS
+from revec.backends.c_driver import CDEF, DRIVER_OBJECT, ENTRIES, W_COLS
 from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime import interrupt
@@ -67,7 +67,7 @@ class CTask:
             flags.append("-fopenmp")  # the OpenMP-tasks peer (revec_seq_omp)
         t0 = time.perf_counter()
         hint = f"{Path(program.path).stem}_{task}" + ("_omp" if omp else "")
-        self.ffi, self.lib = load_c_module(hint, CDEF_OMP if omp else CDEF,
+        self.ffi, self.lib = load_c_module(hint, CDEF,
                                            self.source, extra_compile_args=flags,
                                            libraries=["m", "pthread"],
                                            objects=[DRIVER_OBJECT])
@@ -176,8 +176,7 @@ class CTask:
         accs, reducers = self._accs()
         with self._lock:
             t0 = time.perf_counter()
-            self._seq(self._root(args), self._array_ptrs,
-                               self.ffi.from_buffer("char[]", accs))
+            self._seq(self._root(args), self._array_ptrs, self.ffi.from_buffer("char[]", accs))
             seconds = time.perf_counter() - t0
         return self._values(accs, reducers), seconds
 
@@ -185,12 +184,12 @@ class CTask:
                 ) -> tuple[dict[str, Any], float]:
         """The OpenMP-tasks peer (a task per spawn above depth ``cutoff``) on
         ``threads`` threads; needs ``omp=True``."""
+        if self._seq_omp is None:
+            raise RevecError("this module was built without -fopenmp (omp_task builds "
+                             "the OpenMP-tasks peer)")
         accs, reducers = self._accs()
         with self._lock:
             t0 = time.perf_counter()
-            if self._seq_omp is None:
-                raise RevecError("this module was built without -fopenmp (omp_task builds "
-                                 "the OpenMP-tasks peer)")
             self._seq_omp(self._root(args), self._array_ptrs,
                           self.ffi.from_buffer("char[]", accs), cutoff, threads)
             seconds = time.perf_counter() - t0
