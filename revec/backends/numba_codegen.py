@@ -29,7 +29,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.numba_lanes import LaneSpawnsEmitter
-from revec.backends.pyexpr import ExprEmitter, StmtEmitter, np_type, zero_of
+from revec.backends.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, zero_of
 from revec.runtime.compaction import numba_vector
 from revec.transforms import kernel_plan as kp
 from revec.transforms.blocking import (
@@ -49,6 +49,9 @@ import os
 
 import numpy as np
 from numba import njit
+# NumPy's scalar types by their bare names: fewer IR instructions for numba to compile
+from numpy import (
+    {type_names})
 
 from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
 from revec.runtime.numba_pipeline import KernelPipeline
@@ -131,7 +134,7 @@ def column(k: int | str, ty: ir.Ty | None = None) -> str:
     its compile time); the list keeps the column alive, and the kernel takes the pointer
     again after anything that may replace the column (``ensure_bytes``,
     ``grow_children``)."""
-    return f"column_ptr(cols, {k}, {np_type(ty) if ty else 'np.uint8'})"
+    return f"column_ptr(cols, {k}, {np_type(ty, '') if ty else 'uint8'})"
 
 
 def arr(name: str) -> str:
@@ -148,7 +151,7 @@ class NumbaModuleGen:
         self.bp: BlockProgram = to_block_program(program, task)
         self.arrays = sorted(program.arrays)
         self.array_args = "".join(f", {arr(a)}" for a in self.arrays)
-        self.expr = ExprEmitter(var, arr, self.helper_call, self.lib_call)
+        self.expr = ExprEmitter(var, arr, self.helper_call, self.lib_call, ns="")
         # the kernel's shape, decided once for both back ends (kernel_plan.py): with the
         # scalar steps a side reading three or more columns keeps the arena index of its
         # threads instead of a copy of each column, and a lock-step loop's read-only
@@ -222,13 +225,14 @@ class NumbaModuleGen:
         out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name,
                              itemsizes=sizes, nparams=len(sizes),
                              scratch_columns=self.scratch_columns(),
-                             scratch_bytes=scratch, vector_isas=isas)]
+                             scratch_bytes=scratch, vector_isas=isas,
+                             type_names=", ".join(TYPE_NAMES))]
         for name in self.arrays:
             a = self.program.arrays[name]
             if self.constant(name):
                 out.append(f"# {name}: a module-level array is a constant to numba\n"
                            f"A_{name} = np.array({a.reshape(-1).tolist()!r}, "
-                           f"{np_type(ir.Ty(a.dtype))}).reshape({tuple(a.shape)})\n")
+                           f"{np_type(ir.Ty(a.dtype), '')}).reshape({tuple(a.shape)})\n")
         for lib in self.program.libs:
             out.append(f"from revec.lib import LIBRARY as _LIBRARY\n"
                        f"lib_{lib} = _LIBRARY[{lib!r}].numba\n")
@@ -241,7 +245,7 @@ class NumbaModuleGen:
         params = [var(p.name) for p in h.params] + [arr(a) for a in self.arrays]
         lines = [JIT, f"def h_{h.name}({', '.join(params)}):"]
         for name, ty in sorted(h.locals.items()):
-            lines.append(f"    {var(name)} = {zero_of(ty)}")
+            lines.append(f"    {var(name)} = {zero_of(ty, '')}")
         stm = StmtEmitter(self.expr, var, in_task=False)
         lines += stm.block(h.body, "    ", 0)
         return "\n".join(lines)
@@ -265,15 +269,15 @@ class NumbaModuleGen:
             if self.constant(name):
                 w(f"    {arr(name)} = A_{name}")
                 continue
-            view = f"consts[{i}].view({np_type(ir.Ty(a.dtype))})"
+            view = f"consts[{i}].view({np_type(ir.Ty(a.dtype), '')})"
             if a.ndim > 1:
                 view += f".reshape({tuple(a.shape)})"
             w(f"    {arr(name)} = {view}")
         for i, r in enumerate(red):
-            w(f"    acc_{r.name} = ld_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype))})")
+            w(f"    acc_{r.name} = ld_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype), '')})")
         # the driver's int arrays through borrowed pointers (numba_access): a list item
         # is an out-of-line call and two atomic reference-count operations per block
-        w("    kcnt = column_ptr(ints, 0, np.int64)")
+        w("    kcnt = column_ptr(ints, 0, int64)")
         for p in fields:
             if p.name in bp.invariant:  # passed on unchanged by every spawn: the root's
                 w(f"    {var(p.name)} = {ld(col(p.name), '0')}")
@@ -333,7 +337,7 @@ class NumbaModuleGen:
                 self.need(3 * nf + c, 8, 0)
                 w(f"    {src[0]}i = {column(3 * nf + c, ir.Ty(np.dtype(np.int64)))}"
                   f"  # {who} threads' indices")
-        w("    meta = column_ptr(ints, 3, np.int64)")
+        w("    meta = column_ptr(ints, 3, int64)")
         w("    meta[3] = 0")
         if bp.max_spawns is None:
             L += [f"    {x}" for x in self.capacity()]
@@ -486,7 +490,7 @@ class NumbaModuleGen:
 
     def kernel_end(self) -> list[str]:
         """The reducers' accumulators stored back, the block's leaves and spawn count."""
-        L = [f"    st_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype))}, acc_{r.name})"
+        L = [f"    st_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype), '')}, acc_{r.name})"
              for i, r in enumerate(self.bp.reducers)]
         return L + ["    return nb, kused"]
 
@@ -520,10 +524,10 @@ class NumbaModuleGen:
             L += [f"    sa_{name} = {column(c, ty)}",
                   f"    sb_{name} = {column(c + 1, ty)}"]
         if isinstance(loop, ir.For):
-            L.append("    v__stop = np.int64(0)")
+            L.append("    v__stop = int64(0)")
         L += ["    for j in range(ni):"]
         L += self.load_fields("        ", "q_")
-        L += [f"        {var(n)} = {zero_of(ty)}" for n, ty in sorted(bp.task.locals.items())]
+        L += [f"        {var(n)} = {zero_of(ty, '')}" for n, ty in sorted(bp.task.locals.items())]
         stm = StmtEmitter(self.expr, var, spawn=self.lock_spawn, reduce=self.reduce)
         L += stm.block(shape.prefix, "        ", 0) if shape.prefix else []
         if isinstance(loop, ir.For):
@@ -553,7 +557,7 @@ class NumbaModuleGen:
                   "            if not grow_children(cols, ints, ITEMSIZES, "
                   "out_base + 2 * (it + 1) * n, 2 * (it + 1)):",
                   "                return nb, kused  # over the memory budget: the driver raises",
-                  "            kcnt = column_ptr(ints, 0, np.int64)"]
+                  "            kcnt = column_ptr(ints, 0, int64)"]
             L += [f"            {col(p.name)} = {column(i, p.ty)}"
                   for i, p in enumerate(bp.fields) if p.name not in bp.invariant]
             L += [f"            {x}" for x in self.capacity()]
@@ -622,7 +626,7 @@ class NumbaModuleGen:
             stmts = stmts[:-1]  # a final top-level return ends the thread anyway
         lines = self.load_fields(ind, src)
         for name, ty in sorted(locals_.items()):
-            lines.append(f"{ind}{var(name)} = {zero_of(ty)}")
+            lines.append(f"{ind}{var(name)} = {zero_of(ty, '')}")
         stm = StmtEmitter(self.expr, var, spawn=self.spawn, reduce=self.reduce,
                           spawn_may_end=abortable)
         if not contains_return(stmts) and not abortable:
@@ -683,8 +687,8 @@ class NumbaModuleGen:
                 if pc is None:
                     return [f"{ind}{acc} = ({acc} or {v})"]
                 return [f"{ind}{acc} = {acc} | ({v} if {pc} else False)"]
-            val = v if pc is None else f"({v} if {pc} else {zero_of(ty)})"
-            return [f"{ind}{acc} = {np_type(ty)}({acc} + {val})"]
+            val = v if pc is None else f"({v} if {pc} else {zero_of(ty, '')})"
+            return [f"{ind}{acc} = {np_type(ty, '')}({acc} + {val})"]
         cmp = "<" if decl.op == "min" else ">"
         here = f"{pc} and " if pc else ""
         return [f"{ind}_r = {v}", f"{ind}if {here}_r {cmp} {acc}:", f"{ind}    {acc} = _r"]

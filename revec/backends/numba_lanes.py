@@ -232,10 +232,10 @@ class LaneSpawnsEmitter:
             self.gen.need(self.first + c, size, LANES * size)  # type: ignore[attr-defined]
         for c, (_, name, _, ty) in enumerate(self.passes):
             L.append(f"    {name} = column_ptr(cols, {self.first + c}, "
-                     f"{'np.uint8' if ty is None else np_type(ty)})")
+                     f"{'uint8' if ty is None else np_type(ty, '')})")
         for c, (text, (name, ty)) in enumerate(self.fills.items(), len(self.passes)):
             self.gen.need(self.first + c, 0, LANES * ty.dtype.itemsize)  # type: ignore[attr-defined]
-            L += [f"    {name} = column_ptr(cols, {self.first + c}, {np_type(ty)})",
+            L += [f"    {name} = column_ptr(cols, {self.first + c}, {np_type(ty, '')})",
                   f"    for u in range({LANES}):",
                   f"        st({name}, u, {text})"]
         for g, group in enumerate(self.loops()):
@@ -246,7 +246,7 @@ class LaneSpawnsEmitter:
                     else f"        st({name}, j, {self.pick(k, name.split('_', 1)[1])})"
                     for what, name, k, _ in group]
             for n, ty in sorted(self.bp.task.locals.items(), reverse=True):
-                body.lines.insert(0, f"        v_{n} = {zero_of(ty)}")
+                body.lines.insert(0, f"        v_{n} = {zero_of(ty, '')}")
                 body.targets.insert(0, f"v_{n}")
             for line in reversed(gen.load_fields("        ", "q_")):  # type: ignore[attr-defined]
                 body.lines.insert(0, line)
@@ -259,7 +259,7 @@ class LaneSpawnsEmitter:
         L += ["    t = 0", "    while t < jend:"]
         cond = self.conditional()
         for s in self.sites:
-            L.append(f"        b{s.index} = np.int64(movemask32(ms{s.index}, t))"
+            L.append(f"        b{s.index} = int64(movemask32(ms{s.index}, t))"
                      if s.index in cond else f"        b{s.index} = {FULL}")
         # e<s>_<k>: the lanes with exactly k spawns before site s (bit-sliced counts)
         exact = {0: str(FULL)}
@@ -282,7 +282,7 @@ class LaneSpawnsEmitter:
                 L.append(f"        {nxt[k]} = {' | '.join(parts)}")
             exact = nxt
         for k in step.child_blocks:
-            L.append(f"        mk = np.uint32(({' | '.join(sel[k])}) & {FULL})")
+            L.append(f"        mk = uint32(({' | '.join(sel[k])}) & {FULL})")
             L.append(f"        if mk == {FULL}:  # every lane makes its spawn {k}")
             L += [f"            {self.append(p, k, True)}" for p in self.columns]
             L.append(f"            kc{k} += {LANES}")

@@ -7,6 +7,9 @@ import os
 
 import numpy as np
 from numba import njit
+# NumPy's scalar types by their bare names: fewer IR instructions for numba to compile
+from numpy import (
+    int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, bool_)
 
 from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
 from revec.runtime.numba_pipeline import KernelPipeline
@@ -33,12 +36,12 @@ SCRATCH_BYTES = np.array([0, 0, 0, 0, 1, 32], np.int64)
 @njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)
 def kernel(cols, consts, accs, ints, off, n, out_base, start):
     # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators
-    c_n = column_ptr(cols, 0, np.int32)
-    acc_count = ld_at(accs, 0, np.int64)
-    kcnt = column_ptr(ints, 0, np.int64)
-    b_n = column_ptr(cols, 1, np.int32)
-    q_n = column_ptr(cols, 2, np.int32)
-    meta = column_ptr(ints, 3, np.int64)
+    c_n = column_ptr(cols, 0, int32)
+    acc_count = ld_at(accs, 0, int64)
+    kcnt = column_ptr(ints, 0, int64)
+    b_n = column_ptr(cols, 1, int32)
+    q_n = column_ptr(cols, 2, int32)
+    meta = column_ptr(ints, 3, int64)
     meta[3] = 0
     if start > 0:
         # resuming after the driver made room for more child blocks
@@ -52,27 +55,27 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         # is-base test over all threads (one vectorizable pass into mask bytes), then
         # a stream compaction of the block into its base and its inductive threads
         # (both dense), 32 threads per vector step
-        mb = column_ptr(cols, 5, np.uint8)
+        mb = column_ptr(cols, 5, uint8)
         for t in range(n):
             i = off + t
             v_n = ld(c_n, i)
-            st(mb, t, (v_n < np.int32(2)))
+            st(mb, t, (v_n < int32(2)))
         nb = compact_cols_avx512(mb, off, n, ((c_n, b_n),), ((c_n, q_n),))
         ni = n - nb
         # base case over the base threads
         for j in range(nb):
             v_n = ld(b_n, j)
-            acc_count = np.int64(acc_count + np.int64(v_n))
+            acc_count = int64(acc_count + int64(v_n))
     # inductive case: the thread's k-th spawn goes to child block k
     for j in range(j0, ni):
         v_n = ld(q_n, j)
-        _s0 = np.int32(v_n - np.int32(1))
+        _s0 = int32(v_n - int32(1))
         _d = out_base + j
         st(c_n, _d, _s0)
-        _s0 = np.int32(v_n - np.int32(2))
+        _s0 = int32(v_n - int32(2))
         _d = out_base + 1 * n + j
         st(c_n, _d, _s0)
     for k in range(2):  # every inductive thread spawned each
         kcnt[k] = ni
-    st_at(accs, 0, np.int64, acc_count)
+    st_at(accs, 0, int64, acc_count)
     return nb, kused
