@@ -333,8 +333,15 @@ class LoopEmitter:
             L.append(f"{ind}RV_MAYBE_UNUSED uint8_t m{site.index}[{LANES}], "
                      f"k{site.index}[{LANES}];")
             L += [f"{ind}{ctype(p.ty)} a{site.index}_{p.name}[{LANES}];" for p in self.columns]
+        # A partial chunk runs only its valid lanes (gcc vectorizes the loop with a
+        # remainder), not all 32: a chunk of one lane is common (uts's root iterates
+        # 2,000 times with one active thread), and 32 copies of it made uts T3's root
+        # block 3.6 ms of kernel time (0.6 ms now; perf, 2-core AMD EPYC, 2026-11-27),
+        # all of it before a second worker can steal.  Lanes from ``lanes`` on are
+        # masked off (go = 0) and store nothing.
+        top = str(LANES) if full else "lanes"
         L.append("#pragma GCC ivdep")
-        L.append(f"{ind}for (int u = 0; u < {LANES}; u++) {{")
+        L.append(f"{ind}for (int u = 0; u < {top}; u++) {{")
         src = "a + u" if full else "a + (u < lanes ? u : lanes - 1)"
         if not full:
             L.append(f"{ind}    uint8_t _valid = u < lanes;")
@@ -350,6 +357,8 @@ class LoopEmitter:
         L.append(f"{ind}    go[u] = {valid}({self.cont()});")
         L += [f"{ind}    x_{s.name}[u] = {s.name};" for s in self.state]
         L.append(f"{ind}}}")
+        if not full:
+            L.append(f"{ind}for (int u = lanes; u < {LANES}; u++) go[u] = 0;")
         # the children: every lane (every valid lane of a partial chunk) makes exactly one
         # spawn in an iteration, so block it gets one child per lane, in lane order: the
         # spawning site's arguments, selected lane by lane (a blend, no compaction); the
@@ -363,7 +372,7 @@ class LoopEmitter:
                 pick = f"a{code.sites[-1].index}_{p.name}[u]"
                 for site in reversed(code.sites[:-1]):
                     pick = f"(m{site.index}[u] ? a{site.index}_{p.name}[u] : {pick})"
-            L.append(f"{ind}  for (int u = 0; u < {LANES}; u++) p_{p.name}[at + u] = {pick};")
+            L.append(f"{ind}  for (int u = 0; u < {top}; u++) p_{p.name}[at + u] = {pick};")
         L.append(f"{ind}}}")
         L.append(f"{ind}kc[it] += {LANES if full else 'lanes'};")
         # the threads whose loop goes on
