@@ -21,6 +21,20 @@ FIB = str(ROOT / "benchmarks" / "fib.py")
 LONG = {"c": ("46",), "numba": ("40",)}
 
 
+@pytest.fixture(autouse=True)
+def _sigint_not_ignored():
+    """A process started in the background by a non-interactive shell (``pytest &``)
+    inherits SIGINT ignored, and so would every ``revec run`` it starts: Ctrl-C could
+    not reach them.  Here SIGINT gets Python's own handler for the test (a child then
+    starts with the default disposition), and the old one back after."""
+    old = signal.getsignal(signal.SIGINT)
+    if old == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if old == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, old)
+
+
 def _env(tmp: Path) -> dict[str, str]:
     # numba's cache of the shared runtime stays where the test session's is (compiled
     # once, not again here); the generated kernel's is under the test's own cache

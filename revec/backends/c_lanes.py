@@ -319,8 +319,8 @@ class LoopEmitter:
         return L
 
     def chunk(self, ind: str, full: bool) -> list[str]:
-        """One pass over 32 active threads (``full``) or the last ``lanes`` of them (the
-        others repeat the last thread's state and are masked off)."""
+        """One pass over 32 active threads (``full``) or the last ``lanes`` of them (only
+        those are computed and stored; the later lanes' ``go`` bytes are 0)."""
         gen, var = self.gen, self.var
         loop = self.shape.loop
         code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
@@ -337,15 +337,14 @@ class LoopEmitter:
         # remainder), not all 32: a chunk of one lane is common (uts's root iterates
         # 2,000 times with one active thread), and 32 copies of it made uts T3's root
         # block 3.6 ms of kernel time (0.6 ms now; perf, 2-core AMD EPYC, 2026-11-27),
-        # all of it before a second worker can steal.  Lanes from ``lanes`` on are
-        # masked off (go = 0) and store nothing.
+        # all of it before a second worker can steal.  (``_valid``, always 1 here, is
+        # the lane code's predicate of a partial chunk.)
         top = str(LANES) if full else "lanes"
         L.append("#pragma GCC ivdep")
         L.append(f"{ind}for (int u = 0; u < {top}; u++) {{")
-        src = "a + u" if full else "a + (u < lanes ? u : lanes - 1)"
         if not full:
             L.append(f"{ind}    uint8_t _valid = u < lanes;")
-        L.append(f"{ind}    int64_t q = {src};")
+        L.append(f"{ind}    int64_t q = a + u;")
         names = {s.name for s in self.state}
         L += [f"{ind}    {s.ctype} {s.name} = sc_{s.name}[q];" for s in self.state]
         L += [f"{ind}    RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;" for n, ty in sorted(gen.t.locals.items())
@@ -361,8 +360,7 @@ class LoopEmitter:
             L.append(f"{ind}for (int u = lanes; u < {LANES}; u++) go[u] = 0;")
         # the children: every lane (every valid lane of a partial chunk) makes exactly one
         # spawn in an iteration, so block it gets one child per lane, in lane order: the
-        # spawning site's arguments, selected lane by lane (a blend, no compaction); the
-        # stores past the valid lanes of a partial chunk land in the block's slack
+        # spawning site's arguments, selected lane by lane (a blend, no compaction)
         L.append(f"{ind}{{ const int64_t at = d + kc[it];")
         for p in self.columns:
             if p.ty.kind in "iub" and len(code.sites) > 1:  # one spawning site per lane
