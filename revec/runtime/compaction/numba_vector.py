@@ -141,8 +141,10 @@ def _elem_ptr(context: Any, builder: ir.IRBuilder, arrty: types.Array | types.CP
     revec.runtime.numba_access.column_ptr), as ``lane*``."""
     if isinstance(arrty, types.CPointer):
         return builder.gep(builder.bitcast(val, lane.as_pointer()), [idx])
-    ary = context.make_array(arrty)(context, builder, val)
-    base = builder.bitcast(ary.data, lane.as_pointer())
+    # the array's data field by one extractvalue, not through a struct proxy (see
+    # revec.runtime.numba_access._array_field)
+    data = builder.extract_value(val, context.data_model_manager[arrty].get_field_position("data"))
+    base = builder.bitcast(data, lane.as_pointer())
     return builder.gep(base, [idx])
 
 
