@@ -326,7 +326,7 @@ class LoopEmitter:
         code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
                            gen.lane_reduce, CStmts(gen, "kernel").stmt,
                            self.iterate_step.sites).run_under(
-            loop.body, ind + "    ", None if full else "_valid")
+            loop.body, ind + "    ", None)
         L = [f"{ind}uint8_t go[{LANES}];"]
         L += [f"{ind}{s.ctype} x_{s.name}[{LANES}];" for s in self.state]
         for site in code.sites:
@@ -337,13 +337,11 @@ class LoopEmitter:
         # remainder), not all 32: a chunk of one lane is common (uts's root iterates
         # 2,000 times with one active thread), and 32 copies of it made uts T3's root
         # block 3.6 ms of kernel time (0.6 ms now; perf, 2-core AMD EPYC, 2026-11-27),
-        # all of it before a second worker can steal.  (``_valid``, always 1 here, is
-        # the lane code's predicate of a partial chunk.)
+        # all of it before a second worker can steal.  Every lane the loop runs is valid,
+        # so the lane code needs no predicate.
         top = str(LANES) if full else "lanes"
         L.append("#pragma GCC ivdep")
         L.append(f"{ind}for (int u = 0; u < {top}; u++) {{")
-        if not full:
-            L.append(f"{ind}    uint8_t _valid = u < lanes;")
         L.append(f"{ind}    int64_t q = a + u;")
         names = {s.name for s in self.state}
         L += [f"{ind}    {s.ctype} {s.name} = sc_{s.name}[q];" for s in self.state]
@@ -352,8 +350,7 @@ class LoopEmitter:
         L += code.lines
         if isinstance(loop, ir.For):
             L.append(f"{ind}    {var(loop.var)} += {gen.expr(loop.step)};")
-        valid = "" if full else "_valid && "
-        L.append(f"{ind}    go[u] = {valid}({self.cont()});")
+        L.append(f"{ind}    go[u] = ({self.cont()});")
         L += [f"{ind}    x_{s.name}[u] = {s.name};" for s in self.state]
         L.append(f"{ind}}}")
         if not full:

@@ -41,7 +41,7 @@ def _column(a: Any) -> bool:
         isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C")
 
 
-def _array_field(context: Any, builder: ir.IRBuilder, arrty: Any, arr: Any,
+def array_field(context: Any, builder: ir.IRBuilder, arrty: Any, arr: Any,
                  name: str) -> Any:
     """One field (``data``, ``nitems``) of an array value, by one ``extractvalue``.
     ``make_array(...)(context, builder, arr).data`` gives the same value through a
@@ -58,7 +58,7 @@ def _ptr(context: Any, builder: ir.IRBuilder, arrty: Any, arr: Any, idxty: Any,
     if isinstance(arrty, types.CPointer):
         data = builder.bitcast(arr, context.get_data_type(arrty.dtype).as_pointer())
     else:
-        data = _array_field(context, builder, arrty, arr, "data")
+        data = array_field(context, builder, arrty, arr, "data")
     return builder.gep(data, [i])
 
 

@@ -60,6 +60,7 @@ from revec.runtime.compaction.tables import (
     packed_permute_table,
     shuffle_table,
 )
+from revec.runtime.numba_access import array_field
 
 LANES = 32
 ISAS = ("avx512", "avx2", "scalar")
@@ -141,10 +142,8 @@ def _elem_ptr(context: Any, builder: ir.IRBuilder, arrty: types.Array | types.CP
     revec.runtime.numba_access.column_ptr), as ``lane*``."""
     if isinstance(arrty, types.CPointer):
         return builder.gep(builder.bitcast(val, lane.as_pointer()), [idx])
-    # the array's data field by one extractvalue, not through a struct proxy (see
-    # revec.runtime.numba_access._array_field)
-    data = builder.extract_value(val, context.data_model_manager[arrty].get_field_position("data"))
-    base = builder.bitcast(data, lane.as_pointer())
+    base = builder.bitcast(array_field(context, builder, arrty, val, "data"),
+                           lane.as_pointer())
     return builder.gep(base, [idx])
 
 
