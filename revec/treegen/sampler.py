@@ -188,7 +188,10 @@ class TreeBuffers:
 
 
 @njit(cache=True, nogil=True)
-def preorder(first_child: np.ndarray) -> str:
+def _preorder_codes(first_child: np.ndarray) -> np.ndarray:
+    """The preorder as ASCII codes (49 interior, 48 leaf).  Codes, not a ``str``:
+    building the string in numba compiled its unicode machinery (``chr``, ``join``),
+    about 3 s of a fresh process's 19 s first sample (2-core AMD EPYC, numba 0.68)."""
     out = np.empty(first_child.shape[0], np.uint8)
     stack = np.empty(first_child.shape[0] + 1, np.int32)
     sp = 0
@@ -207,7 +210,12 @@ def preorder(first_child: np.ndarray) -> str:
             sp += 1
             stack[sp] = f
         k += 1
-    return "".join([chr(c) for c in out[:k]])
+    return out[:k]
+
+
+def preorder(first_child: np.ndarray) -> str:
+    """The tree as its preorder string ("1" interior, "0" leaf)."""
+    return _preorder_codes(first_child).tobytes().decode("ascii")
 
 
 def sample_preorders(n: int, h: int, count: int, seed: int) -> list[str]:
