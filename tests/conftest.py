@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
@@ -58,45 +57,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     first, second = heavy[0::2], heavy[1::2]
     take = max(len(items) // 2 - len(first), 0)
     items[:] = first + light[:take] + second + light[take:]
-
-
-ROOT = Path(__file__).resolve().parent.parent
-# Code whose numba functions are compiled on first use and cached beside revec's sources
-# (cache=True): the scheduler and the work-stealing driver, the tree sampler and the
-# utilization simulator.  In a fresh checkout each pytest-xdist worker compiled them
-# itself, at the same time (about 20 s of CPU for the runtime and 17 s for treegen, per
-# worker, 2-core AMD EPYC).
-WARM_UPS = {
-    "runtime": "from revec.api import run_program\n"
-               "for w in (1, 2):\n"
-               "    run_program('benchmarks/fib.py', 'fib', (12,), variant='reexp',\n"
-               "                backend='numba', workers=w)\n",
-    "treegen": "from revec.treegen.sampler import sample_preorders\n"
-               "from revec.treegen.simulator import Setting, simulate\n"
-               "sample_preorders(31, 8, 4, seed=1)\n"
-               "simulate(31, 8, [Setting('reexp', 4, 3, 2), Setting('blocked', 3, 0, 2, 'split')],\n"
-               "         trials=4, seed=1, workers=1)\n",
-}
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """With pytest-xdist workers, compile revec's cached numba functions once, in two
-    processes side by side, before the workers start: they then load them from numba's
-    cache instead of each compiling them.  ``REVEC_TEST_WARMUP=0`` skips it; a failure
-    only costs the workers the compile."""
-    if hasattr(config, "workerinput") or os.environ.get("REVEC_TEST_WARMUP", "1") == "0":
-        return
-    workers = config.getoption("numprocesses", default=None)
-    if not workers or (isinstance(workers, int) and workers < 2):
-        return
-    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for code in WARM_UPS.values()]
-    for proc in procs:
-        try:
-            proc.wait(timeout=600)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
