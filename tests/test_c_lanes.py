@@ -57,3 +57,27 @@ def test_scalar_split_matches_table_split(task: str) -> None:
         assert close(s.reducers, a.reducers)
         assert s.stats.tasks_per_level == a.stats.tasks_per_level
         assert s.stats.peak_live == a.stats.peak_live
+
+
+@pytest.mark.parametrize("name,clamped", [("uts", True), ("nqueens", False),
+                                          ("minmax", False)])
+def test_phase_b_partial_chunks(name: str, clamped: bool) -> None:
+    """A phase-B body that calls a library function (uts's SHA-1) has one vectorized copy:
+    partial chunks of 8 lanes or more run it on clamped copies, smaller ones a scalar
+    loop; cheap bodies keep their vectorized partial loop.  uts on every variant and
+    block sizes around the chunk: the exact tree."""
+    from revec.bench import answers
+    from revec.bench.presets import preset
+
+    p = preset(name, "quick")
+    program = get_program(p.path)
+    source = compiled_task(program, name, "c").source
+    assert ("lanes >= 8" in source and "__asm__" in source) == clamped
+    if not clamped:
+        return
+    want = answers.expected(name, p.args)
+    for variant, b, r in [("bfs", None, None), ("blocked", 9, None), ("blocked", 40, None),
+                          ("reexp", 7, 3), ("reexp", 33, 20)]:
+        res = run_loaded(program, name, p.root_args, variant=variant, backend="c",
+                         block_size=b, reexp_threshold=r)
+        assert {k: res.reducers[k] for k in want} == want, (variant, b, r)

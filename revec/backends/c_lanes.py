@@ -29,6 +29,12 @@ from revec.backends.c_stmts import CStmts, var
 from revec.backends.cexpr import blend, ctype, select_one
 from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix, SpawnSite
 
+# A partial chunk of phase B with at least this many lanes runs the 32-lane code on
+# clamped copies when its lane body calls a library function (LoopEmitter.chunk); fewer
+# run scalar.  For uts's SHA-1 a scalar pass of 8 lanes costs about what 32 vectorized
+# lanes do.
+CLAMP_MIN_LANES = 8
+
 
 @dataclass
 class Site:
@@ -270,16 +276,34 @@ class LoopEmitter:
                   "        }"]
         L += ["        int64_t d = out_base + it * ns, nn = 0, a = 0;",
               f"        for (; a < na; a += {LANES}) {{",
-              f"            int lanes = na - a < {LANES} ? (int)(na - a) : {LANES};",
-              f"            if (lanes == {LANES}) {{"]
-        L += self.chunk("                ", full=True)
-        L += ["            } else {"]
-        L += self.chunk("                ", full=False)
+              f"            int lanes = na - a < {LANES} ? (int)(na - a) : {LANES};"]
+        if _reduces(self.shape.loop.body) or not self.calls_library():
+            # copies of a lane would reduce twice; a body without a library call (cheap
+            # lanes) keeps the vectorized partial loop: 32 clamped lanes for a chunk of
+            # 8 made nqueens and minmax about 3x slower
+            L += [f"            if (lanes == {LANES}) {{"]
+            L += self.chunk("                ", "full")
+            L += ["            } else {"]
+            L += self.chunk("                ", "partial")
+        else:
+            L += [f"            if (lanes >= {CLAMP_MIN_LANES}) {{"]
+            L += self.chunk("                ", "clamped")
+            L += ["            } else {"]
+            L += self.chunk("                ", "scalar")
         L += ["            }", "        }"]
         L += [f"        {{ {s.ctype} *x = sc_{s.name}; sc_{s.name} = sn_{s.name}; "
               f"sn_{s.name} = x; }}" for s in self.state]
         L += ["        na = nn;", "    }"]
         return L
+
+    def calls_library(self) -> bool:
+        """Whether phase B's lane body calls a revec.lib function (uts's SHA-1): a body
+        whose second vectorized copy costs gcc seconds."""
+        gen = self.gen
+        code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
+                           gen.lane_reduce, CStmts(gen, "kernel").stmt,
+                           self.iterate_step.sites).run(self.shape.loop.body, "")
+        return any("revec_lib_" in line for line in code.lines)
 
     def prefix_chunks(self, ind_used: set[str]) -> list[str]:
         """Phase A for 32 threads at a time when the prefix is if-convertible: the prefix
@@ -318,9 +342,13 @@ class LoopEmitter:
         L += ["        na += __builtin_popcount(b);", "    }"]
         return L
 
-    def chunk(self, ind: str, full: bool) -> list[str]:
-        """One pass over 32 active threads (``full``) or the last ``lanes`` of them (only
-        those are computed and stored; the later lanes' ``go`` bytes are 0)."""
+    def chunk(self, ind: str, kind: str) -> list[str]:
+        """One pass over a chunk of the active threads, ``lanes`` of them (32 at most):
+        ``full``, 32 lanes; ``partial``, the last ``lanes`` (gcc vectorizes the loop,
+        with a remainder); ``clamped``, 32 lanes computed, those past ``lanes`` copies
+        of the last one and discarded; ``scalar``, the last ``lanes``, not vectorized.
+        Only the chunk's own lanes store children; the later lanes' ``go`` bytes are 0."""
+        full = kind == "full"
         gen, var = self.gen, self.var
         loop = self.shape.loop
         code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
@@ -333,16 +361,28 @@ class LoopEmitter:
             L.append(f"{ind}RV_MAYBE_UNUSED uint8_t m{site.index}[{LANES}], "
                      f"k{site.index}[{LANES}];")
             L += [f"{ind}{ctype(p.ty)} a{site.index}_{p.name}[{LANES}];" for p in self.columns]
-        # A partial chunk runs only its valid lanes (gcc vectorizes the loop with a
-        # remainder), not all 32: a chunk of one lane is common (uts's root iterates
-        # 2,000 times with one active thread), and 32 copies of it made uts T3's root
-        # block 3.6 ms of kernel time (0.6 ms now; perf, 2-core AMD EPYC, 2026-11-27),
-        # all of it before a second worker can steal.  Every lane the loop runs is valid,
-        # so the lane code needs no predicate.
-        top = str(LANES) if full else "lanes"
+        # A partial chunk does not compute 32 lanes of one: a chunk of one lane is common
+        # (uts's root iterates 2,000 times with one active thread), and 32 copies of it
+        # made uts T3's root block 3.6 ms of kernel time (0.6 ms now; perf, 2-core AMD
+        # EPYC, 2026-11-27), all of it before a second worker can steal.  When the body
+        # calls a library function and cannot reduce (a copy of a lane must not reduce
+        # again), a partial chunk of 8 lanes or more runs the 32-lane code on clamped
+        # copies (``clamped``, as full chunks do) and a smaller one runs a scalar loop:
+        # one vectorized copy of the lane body.  A vectorized partial loop with its remainder doubled the body's
+        # machine code and gcc's time (uts's module 9.2-10.6 s, 3.9-4.5 s with one
+        # copy); a scalar loop for every partial chunk made uts's reexp 22% slower on
+        # one worker.  The empty asm (a compiler barrier) keeps gcc from vectorizing the
+        # scalar loop (gcc 12 has no per-loop "novector").  Lanes the loop runs are
+        # valid or copies, so the lane code needs no predicate.
+        top = "lanes" if kind in ("partial", "scalar") else str(LANES)
         L.append("#pragma GCC ivdep")
         L.append(f"{ind}for (int u = 0; u < {top}; u++) {{")
-        L.append(f"{ind}    int64_t q = a + u;")
+        if kind == "scalar":
+            L.append(f'{ind}    __asm__ __volatile__("" ::: "memory");  /* not vectorized */')
+        if kind == "clamped":
+            L.append(f"{ind}    int64_t q = a + (u < lanes ? u : lanes - 1);")
+        else:
+            L.append(f"{ind}    int64_t q = a + u;")
         names = {s.name for s in self.state}
         L += [f"{ind}    {s.ctype} {s.name} = sc_{s.name}[q];" for s in self.state]
         L += [f"{ind}    RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;" for n, ty in sorted(gen.t.locals.items())
@@ -355,6 +395,7 @@ class LoopEmitter:
         L.append(f"{ind}}}")
         if not full:
             L.append(f"{ind}for (int u = lanes; u < {LANES}; u++) go[u] = 0;")
+        top = str(LANES) if full else "lanes"  # the lanes that store children
         # the children: every lane (every valid lane of a partial chunk) makes exactly one
         # spawn in an iteration, so block it gets one child per lane, in lane order: the
         # spawning site's arguments, selected lane by lane (a blend, no compaction)
@@ -378,6 +419,20 @@ class LoopEmitter:
                      f"(uint{w}_t *)sn_{s.name}, nn, b);")
         L.append(f"{ind}  nn += __builtin_popcount(b); }}")
         return L
+
+
+def _reduces(stmts: tuple[ir.Stmt, ...]) -> bool:
+    """Whether ``stmts`` may reduce (a statement holding others counts as reducing
+    unless it is an ``if``, whose branches are searched)."""
+    for s in stmts:
+        if isinstance(s, ir.Reduce):
+            return True
+        if isinstance(s, ir.If):
+            if _reduces(s.then) or _reduces(s.orelse):
+                return True
+        elif isinstance(s, (ir.For, ir.While)):
+            return True
+    return False
 
 
 def _bits(c_type: str) -> int:
