@@ -9,6 +9,7 @@ promotion), so a back end only has to emit fixed-width operations and casts.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -369,6 +370,20 @@ def spawn_bound(stmts: tuple[Stmt, ...] | list[Stmt]) -> int | None:
                 if inner is None or inner:
                     return None
     return total
+
+
+def walk_nodes(node: Expr | Stmt | tuple[Any, ...] | list[Any]) -> Iterator[Expr | Stmt]:
+    """Every statement and expression in ``node`` (a node, or a tuple or list of them),
+    ``node`` itself included, in preorder.  Iterative: a 1,000-term expression nests
+    deeper than Python's recursion limit allows a recursive walk."""
+    stack: list[Any] = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Expr | Stmt):
+            yield x
+            stack.extend(reversed(vars(x).values()))
+        elif isinstance(x, tuple | list):
+            stack.extend(reversed(x))
 
 
 def walk_exprs(e: Expr) -> list[Expr]:

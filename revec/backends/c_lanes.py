@@ -277,7 +277,8 @@ class LoopEmitter:
         L += ["        int64_t d = out_base + it * ns, nn = 0, a = 0;",
               f"        for (; a < na; a += {LANES}) {{",
               f"            int lanes = na - a < {LANES} ? (int)(na - a) : {LANES};"]
-        if _reduces(self.shape.loop.body) or not self.calls_library():
+        body = self.shape.loop.body
+        if _holds(body, ir.Reduce | ir.For | ir.While) or not _holds(body, ir.LibCall):
             # copies of a lane would reduce twice; a body without a library call (cheap
             # lanes) keeps the vectorized partial loop: 32 clamped lanes for a chunk of
             # 8 made nqueens and minmax about 3x slower
@@ -295,15 +296,6 @@ class LoopEmitter:
               f"sn_{s.name} = x; }}" for s in self.state]
         L += ["        na = nn;", "    }"]
         return L
-
-    def calls_library(self) -> bool:
-        """Whether phase B's lane body calls a revec.lib function (uts's SHA-1): a body
-        whose second vectorized copy costs gcc seconds."""
-        gen = self.gen
-        code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
-                           gen.lane_reduce, CStmts(gen, "kernel").stmt,
-                           self.iterate_step.sites).run(self.shape.loop.body, "")
-        return any("revec_lib_" in line for line in code.lines)
 
     def prefix_chunks(self, ind_used: set[str]) -> list[str]:
         """Phase A for 32 threads at a time when the prefix is if-convertible: the prefix
@@ -368,15 +360,15 @@ class LoopEmitter:
         # calls a library function and cannot reduce (a copy of a lane must not reduce
         # again), a partial chunk of 8 lanes or more runs the 32-lane code on clamped
         # copies (``clamped``, as full chunks do) and a smaller one runs a scalar loop:
-        # one vectorized copy of the lane body.  A vectorized partial loop with its remainder doubled the body's
-        # machine code and gcc's time (uts's module 9.2-10.6 s, 3.9-4.5 s with one
-        # copy); a scalar loop for every partial chunk made uts's reexp 22% slower on
-        # one worker.  The empty asm (a compiler barrier) keeps gcc from vectorizing the
+        # one vectorized copy of the lane body.  A vectorized partial loop with its
+        # remainder doubled the body's machine code and gcc's time (uts's module
+        # 9.2-10.6 s, 3.9-4.5 s with one copy); a scalar loop for every partial chunk
+        # made uts's reexp 22% slower on one worker.  The empty asm (a compiler barrier) keeps gcc from vectorizing the
         # scalar loop (gcc 12 has no per-loop "novector").  Lanes the loop runs are
         # valid or copies, so the lane code needs no predicate.
-        top = "lanes" if kind in ("partial", "scalar") else str(LANES)
+        computed = "lanes" if kind in ("partial", "scalar") else str(LANES)
         L.append("#pragma GCC ivdep")
-        L.append(f"{ind}for (int u = 0; u < {top}; u++) {{")
+        L.append(f"{ind}for (int u = 0; u < {computed}; u++) {{")
         if kind == "scalar":
             L.append(f'{ind}    __asm__ __volatile__("" ::: "memory");  /* not vectorized */')
         if kind == "clamped":
@@ -395,7 +387,7 @@ class LoopEmitter:
         L.append(f"{ind}}}")
         if not full:
             L.append(f"{ind}for (int u = lanes; u < {LANES}; u++) go[u] = 0;")
-        top = str(LANES) if full else "lanes"  # the lanes that store children
+        stored = str(LANES) if full else "lanes"  # the chunk's own lanes
         # the children: every lane (every valid lane of a partial chunk) makes exactly one
         # spawn in an iteration, so block it gets one child per lane, in lane order: the
         # spawning site's arguments, selected lane by lane (a blend, no compaction)
@@ -408,7 +400,7 @@ class LoopEmitter:
                 pick = f"a{code.sites[-1].index}_{p.name}[u]"
                 for site in reversed(code.sites[:-1]):
                     pick = f"(m{site.index}[u] ? a{site.index}_{p.name}[u] : {pick})"
-            L.append(f"{ind}  for (int u = 0; u < {top}; u++) p_{p.name}[at + u] = {pick};")
+            L.append(f"{ind}  for (int u = 0; u < {stored}; u++) p_{p.name}[at + u] = {pick};")
         L.append(f"{ind}}}")
         L.append(f"{ind}kc[it] += {LANES if full else 'lanes'};")
         # the threads whose loop goes on
@@ -421,18 +413,12 @@ class LoopEmitter:
         return L
 
 
-def _reduces(stmts: tuple[ir.Stmt, ...]) -> bool:
-    """Whether ``stmts`` may reduce (a statement holding others counts as reducing
-    unless it is an ``if``, whose branches are searched)."""
-    for s in stmts:
-        if isinstance(s, ir.Reduce):
-            return True
-        if isinstance(s, ir.If):
-            if _reduces(s.then) or _reduces(s.orelse):
-                return True
-        elif isinstance(s, (ir.For, ir.While)):
-            return True
-    return False
+def _holds(stmts: tuple[ir.Stmt, ...], kinds: Any) -> bool:
+    """Whether ``stmts`` hold a statement or expression of ``kinds``.  Phase B asks
+    whether its lane body may reduce (a loop in it counts as one: copies of a lane must
+    not reduce again) and whether it calls a revec.lib function (uts's SHA-1: a body
+    whose second vectorized copy costs gcc seconds)."""
+    return any(isinstance(n, kinds) for n in ir.walk_nodes(stmts))
 
 
 def _bits(c_type: str) -> int:

@@ -131,21 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
 def task_reducers(task: ir.TaskDef) -> set[str]:
     """The reducers a task's statements reduce into."""
-    out: set[str] = set()
-
-    def walk(x: object) -> None:
-        if isinstance(x, ir.Reduce):
-            out.add(x.reducer)
-        if isinstance(x, ir.Stmt | ir.Expr):
-            for v in vars(x).values():
-                walk(v)
-        elif isinstance(x, tuple | list):
-            for y in x:
-                walk(y)
-
-    for value in vars(task).values():
-        walk(value)
-    return out
+    return {n.reducer for n in ir.walk_nodes(list(vars(task).values()))
+            if isinstance(n, ir.Reduce)}
 
 
 def _compile(args: argparse.Namespace) -> None:

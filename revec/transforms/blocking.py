@@ -193,22 +193,9 @@ def strip_final_return(stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
 def used_vars(node: ir.Expr | ir.Stmt | tuple[ir.Stmt, ...]) -> set[str]:
     """Names of the variables an expression or statements read (or write)."""
     out: set[str] = set()
-
-    def walk(x: object) -> None:
-        if isinstance(x, ir.Var):
-            out.add(x.name)
-        if isinstance(x, ir.Assign):
-            out.add(x.target)
-        if isinstance(x, (ir.Expr, ir.Stmt)):
-            for v in vars(x).values():
-                if isinstance(v, (ir.Expr, ir.Stmt)):
-                    walk(v)
-                elif isinstance(v, tuple):
-                    for y in v:
-                        walk(y)
-        elif isinstance(x, tuple):
-            for y in x:
-                walk(y)
-
-    walk(node)
+    for n in ir.walk_nodes(node):
+        if isinstance(n, ir.Var):
+            out.add(n.name)
+        elif isinstance(n, ir.Assign):
+            out.add(n.target)
     return out
