@@ -37,26 +37,52 @@ chunk_cache.install(Path(os.environ["REVEC_CACHE_DIR"]) / "test-support")
 # The differential files' items (shards of 10-25 s each, two thirds of the suite's time)
 HEAVY_FILES = frozenset({"tests/test_differential.py", "tests/test_returns_differential.py",
                          "tests/test_cilk_differential.py"})
+# Files whose tests (and the processes they start) never load revec's numba runtime
+# (checked: run alone in a fresh checkout, they leave no numba cache of
+# revec/runtime), about 70 s of work on one core.
+NUMBA_FREE_FILES = frozenset({
+    "tests/test_frontend_errors.py", "tests/test_cilk_errors.py",
+    "tests/test_returns_errors.py", "tests/test_hardening_frontend.py",
+    "tests/test_c_steps.py", "tests/test_kernel_plan.py", "tests/test_cbuild.py",
+    "tests/test_hardening_cwarn.py", "tests/test_backend_imports.py"})
 
 
+# trylast: after `-m` / `-k` deselection, so the halves are those of the items that run
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Order the items so that each half starts with every other heavy item and ends
-    with light ones.
+    with light ones, the second half after the numba-free files.
 
     pytest-xdist's worksteal mode gives the first worker the first half of the
     collection and the second worker the rest, and an idle worker steals from the end of
     the other's queue.  In file order, one half held most of the differential shards, so
     the last items to run could be 20-second shards on one core while the other
-    idled.  Heavy items first in both halves also compile the shared numba runtime (the
-    work-stealing driver included) early, before the subprocess tests that load it.
-    The order is a function of the collection alone, so every worker computes the same."""
-    heavy = [it for it in items if it.nodeid.split("::")[0] in HEAVY_FILES]
+    idled.  Heavy items first also compile the shared numba runtime early, before the
+    subprocess tests that load it.
+
+    A fresh checkout compiles that runtime once (about 20 s), under a file lock
+    (revec.backends.numba_runner): a second worker asking for it meanwhile waits, idle,
+    and then loads the compiled runtime.  So the second worker starts with the
+    numba-free files and reaches its heavy items after the first worker has compiled
+    the runtime.  The order is a function of the collection alone, so every worker
+    computes the same."""
+    def file_of(it: pytest.Item) -> str:
+        return it.nodeid.split("::")[0]
+
+    heavy = [it for it in items if file_of(it) in HEAVY_FILES]
     if not heavy:
         return
-    light = [it for it in items if it.nodeid.split("::")[0] not in HEAVY_FILES]
+    free = [it for it in items if file_of(it) in NUMBA_FREE_FILES]
+    light = [it for it in items
+             if file_of(it) not in HEAVY_FILES and file_of(it) not in NUMBA_FREE_FILES]
     first, second = heavy[0::2], heavy[1::2]
-    take = max(len(items) // 2 - len(first), 0)
-    items[:] = first + light[:take] + second + light[take:]
+    take = len(items) // 2 - len(first)
+    if 0 <= take <= len(light):
+        items[:] = first + light[:take] + free + second + light[take:]
+    else:  # too few other light items to fill the first half: as before
+        light = free + light
+        take = max(take, 0)
+        items[:] = first + light[:take] + second + light[take:]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

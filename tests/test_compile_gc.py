@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import threading
 
-from revec.backends.numba_runner import gc_paused
+from revec.backends.gc_pause import gc_paused
 
 
 def test_gc_paused_restores_an_enabled_collector_after_nested_pauses():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from numba import njit, typed
@@ -16,7 +18,6 @@ from revec.runtime.numba_access import (
     st_at,
     zero32,
 )
-from revec.runtime.numba_support import ensure_bytes
 
 DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
           np.uint64, np.float32, np.float64, np.bool_]
@@ -137,10 +138,20 @@ def _sizes(cols):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit
-def _grow_then_size(cols, k, nbytes):  # type: ignore[no-untyped-def]
-    ensure_bytes(cols, k, nbytes)
-    return column_size(cols, k)
+@functools.cache
+def _grow_then_size():  # type: ignore[no-untyped-def]
+    """A compiled ``ensure_bytes`` then ``column_size``; numba_support is imported here,
+    not while pytest collects this module: it compiles part of revec's numba runtime at
+    import (under the cache check and lock of revec.backends.numba_runner when a run
+    loads it)."""
+    from revec.runtime.numba_support import ensure_bytes
+
+    @njit
+    def grow_then_size(cols, k, nbytes):  # type: ignore[no-untyped-def]
+        ensure_bytes(cols, k, nbytes)
+        return column_size(cols, k)
+
+    return grow_then_size
 
 
 def test_column_size_follows_the_list() -> None:
@@ -150,8 +161,8 @@ def test_column_size_follows_the_list() -> None:
     assert list(_sizes(cols)) == [0, 1, 7, 64, 1000]
     ints = typed.List([np.zeros(n, np.int64) for n in (4, 9)])
     assert list(_sizes(ints)) == [4, 9]
-    assert _grow_then_size(cols, 2, 7) == 7  # enough room: nothing replaced
-    grown = _grow_then_size(cols, 2, 8)
+    assert _grow_then_size()(cols, 2, 7) == 7  # enough room: nothing replaced
+    grown = _grow_then_size()(cols, 2, 8)
     assert grown >= 8 and cols[2].size == grown
     assert np.array_equal(cols[2][:7], np.arange(7, dtype=np.uint8))
     assert list(_sizes(cols))[3:] == [64, 1000]

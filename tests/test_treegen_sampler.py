@@ -7,7 +7,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
 
 from revec.cli import main
 from revec.errors import RevecError
@@ -27,6 +26,14 @@ from revec.treegen.splits import (
     position_range,
     position_weights,
 )
+
+
+def chisquare(observed: np.ndarray, expected: np.ndarray):  # type: ignore[no-untyped-def]
+    """scipy's chi-square test, imported on first use: scipy.stats takes about 2 s to
+    import, which every pytest-xdist worker paid while collecting this module."""
+    from scipy.stats import chisquare as scipy_chisquare
+
+    return scipy_chisquare(observed, expected)
 
 
 @pytest.fixture(scope="module", autouse=True)

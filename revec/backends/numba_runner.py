@@ -12,8 +12,6 @@ checked the same way before its first import.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import importlib
 import importlib.util
@@ -22,7 +20,6 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +28,7 @@ import numpy as np
 from revec import ir
 from revec.backends.cache_check import NO_RECORD, mismatch, warn_once, write_sums
 from revec.backends.cbuild import _file_lock
+from revec.backends.gc_pause import gc_paused
 from revec.backends.numba_codegen import generate_numba_module
 from revec.cli.common import write_atomic
 from revec.runtime import interrupt
@@ -103,38 +101,6 @@ def _record(files_of: list[Path], record: Path) -> None:
 _RUNTIME_MODULES = ("revec.runtime.numba_scheduler", "revec.runtime.numba_support")
 # the work-stealing driver: imported (and checked) on the first run with several workers
 _WORKERS_MODULE = "revec.runtime.numba_workers"
-
-
-_gc_lock = threading.Lock()
-_gc_pausers = 0
-_gc_was_enabled = False
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector while numba compiles.
-
-    numba's compiler allocates hundreds of thousands of small container objects per
-    kernel, so the collector keeps running, and its oldest generation rescans the whole
-    heap (numba's own state included) each time.  On a generated differential-test
-    kernel that was 14% of the compile's CPU time (2-core AMD EPYC, numba 0.68, 20
-    compiles interleaved with and without: 23.96 s -> 20.52 s).  Reference counting
-    still frees nearly everything; the few cycles wait for the next collection.
-    Nested and concurrent pauses (threads compiling at once) restore the collector
-    only when the last one ends, and only if it was enabled before the first."""
-    global _gc_pausers, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pausers == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pausers += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pausers -= 1
-            if _gc_pausers == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 def _runtime_dir() -> Path:
@@ -358,7 +324,6 @@ class NumbaTask:
                     workers: int) -> tuple[dict[str, Any], RunStats]:
         """The schedule on ``workers`` nogil threads with work stealing
         (:mod:`revec.runtime.numba_workers`)."""
-        import threading
 
         NW: Any = load_workers()
         reducers = list(self.program.reducers.values())

@@ -35,7 +35,7 @@ def compile_once(source: str, folder: Path, tag: str) -> tuple[float, float]:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    from revec.backends.numba_runner import gc_paused
+    from revec.backends.gc_pause import gc_paused
     from revec.runtime.numba_pipeline import forget_resolved
 
     forget_resolved()
