@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,21 @@ os.environ.setdefault("REVEC_CACHE_DIR", str(Path(__file__).parent / ".." / "bui
 # shard (10 programs, 2-core AMD EPYC): system time 5.4-5.8 s -> 1.4-1.7 s.
 chunk_cache.install(Path(os.environ["REVEC_CACHE_DIR"]) / "test-support")
 
+
+# Python's cyclic garbage collector rescans every long-lived object at each full
+# collection, and a worker's heap grows with every numba compile (hundreds of kernels,
+# and the compiler's own state kept for the process).  pytest ends a session with five
+# full collections (its check for unraisable exceptions), which took about 9 s in each
+# xdist worker after the whole suite (2-core AMD EPYC).  After each test the survivors
+# are moved to the collector's permanent generation (gc.freeze): later collections,
+# during the run and at its end, scan only what is newer.  The collection just before
+# each freeze frees the garbage so far, so nothing unreachable is kept; an object
+# frozen while alive is still freed by reference counting.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    yield
+    gc.collect()
+    gc.freeze()
 
 # The differential files' items (shards of 10-25 s each, two thirds of the suite's time)
 HEAVY_FILES = frozenset({"tests/test_differential.py", "tests/test_returns_differential.py",
