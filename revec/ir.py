@@ -387,8 +387,6 @@ def walk_nodes(node: Expr | Stmt | tuple[Any, ...] | list[Any]) -> Iterator[Expr
 
 
 def walk_exprs(e: Expr) -> list[Expr]:
-    """``e`` and every expression inside it (preorder)."""
-    out = [e]
-    for c in _children(e):
-        out += walk_exprs(c)
-    return out
+    """``e`` and every expression inside it (preorder; :func:`walk_nodes`, so no
+    recursion limit)."""
+    return [n for n in walk_nodes(e) if isinstance(n, Expr)]
