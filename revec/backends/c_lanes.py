@@ -363,9 +363,10 @@ class LoopEmitter:
         # one vectorized copy of the lane body.  A vectorized partial loop with its
         # remainder doubled the body's machine code and gcc's time (uts's module
         # 9.2-10.6 s, 3.9-4.5 s with one copy); a scalar loop for every partial chunk
-        # made uts's reexp 22% slower on one worker.  The empty asm (a compiler barrier) keeps gcc from vectorizing the
-        # scalar loop (gcc 12 has no per-loop "novector").  Lanes the loop runs are
-        # valid or copies, so the lane code needs no predicate.
+        # made uts's reexp 22% slower on one worker.  The empty asm (a compiler barrier)
+        # keeps gcc from vectorizing the scalar loop (gcc 12 has no per-loop
+        # "novector").  Lanes the loop runs are valid or copies, so the lane code needs
+        # no predicate.
         computed = "lanes" if kind in ("partial", "scalar") else str(LANES)
         L.append("#pragma GCC ivdep")
         L.append(f"{ind}for (int u = 0; u < {computed}; u++) {{")
@@ -402,7 +403,7 @@ class LoopEmitter:
                     pick = f"(m{site.index}[u] ? a{site.index}_{p.name}[u] : {pick})"
             L.append(f"{ind}  for (int u = 0; u < {stored}; u++) p_{p.name}[at + u] = {pick};")
         L.append(f"{ind}}}")
-        L.append(f"{ind}kc[it] += {LANES if full else 'lanes'};")
+        L.append(f"{ind}kc[it] += {stored};")
         # the threads whose loop goes on
         L.append(f"{ind}{{ uint32_t b = rv_bits32(go);")
         for s in self.state:
