@@ -52,6 +52,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     gc.collect()
     gc.freeze()
 
+
 # The differential files' items (shards of 10-25 s each, two thirds of the suite's time)
 HEAVY_FILES = frozenset({"tests/test_differential.py", "tests/test_returns_differential.py",
                          "tests/test_cilk_differential.py"})
@@ -94,13 +95,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     light = [it for it in items
              if file_of(it) not in HEAVY_FILES and file_of(it) not in NUMBA_FREE_FILES]
     first, second = heavy[0::2], heavy[1::2]
-    take = len(items) // 2 - len(first)
-    if 0 <= take <= len(light):
-        items[:] = first + light[:take] + free + second + light[take:]
-    else:  # too few other light items to fill the first half: as before
-        light = free + light
-        take = max(take, 0)
-        items[:] = first + light[:take] + second + light[take:]
+    # the first half's light items; a selection with too few of them lets the numba-free
+    # files start in the first half (they need no compiled runtime in either)
+    take = min(max(len(items) // 2 - len(first), 0), len(light))
+    items[:] = first + light[:take] + free + second + light[take:]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
