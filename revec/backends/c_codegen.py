@@ -14,7 +14,7 @@ from revec import ir
 from revec.backends import c_driver, c_lanes
 from revec.backends.c_driver import RUNTIME_PRELUDE
 from revec.backends.c_stmts import CStmts, var
-from revec.backends.cexpr import (
+from revec.emit.cexpr import (
     C_PRELUDE,
     CExprEmitter,
     cast,

@@ -23,7 +23,7 @@ from typing import Protocol
 from revec import ir
 from revec.backends.c_lanes import LoopEmitter
 from revec.backends.c_stmts import CGen, CStmts
-from revec.backends.cexpr import cast, ctype
+from revec.emit.cexpr import cast, ctype
 
 _CSRC = Path(__file__).with_name("csrc")
 DRIVER_H = (_CSRC / "driver.h").read_text()

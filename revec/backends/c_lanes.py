@@ -26,7 +26,7 @@ from typing import Any
 
 from revec import ir
 from revec.backends.c_stmts import CStmts, var
-from revec.backends.cexpr import blend, ctype, select_one
+from revec.emit.cexpr import blend, ctype, select_one
 from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix, SpawnSite
 
 # A partial chunk of phase B with at least this many lanes runs the 32-lane code on

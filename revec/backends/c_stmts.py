@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from revec import ir
-from revec.backends.cexpr import (
+from revec.emit.cexpr import (
     CExprEmitter,
     blend,
     cast,

@@ -29,7 +29,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.numba_lanes import LaneSpawnsEmitter
-from revec.backends.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, zero_of
+from revec.emit.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, zero_of
 from revec.runtime.compaction import numba_vector
 from revec.transforms import kernel_plan as kp
 from revec.transforms.blocking import (

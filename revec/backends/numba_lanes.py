@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from revec import ir
-from revec.backends.pyexpr import StmtEmitter, np_type, zero_of
+from revec.emit.pyexpr import StmtEmitter, np_type, zero_of
 from revec.transforms import kernel_plan as kp
 from revec.transforms.blocking import assigned_names, used_vars
 

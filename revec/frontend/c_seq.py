@@ -2,7 +2,7 @@
 plain Python on numpy scalars.
 
 The C front end's IR spells out every conversion C performs, so the same expressions
-the numba back end compiles (:mod:`revec.backends.pyexpr`) compute C's values when run
+the numba back end compiles (:mod:`revec.emit.pyexpr`) compute C's values when run
 by CPython on numpy scalars; a task's own calls are plain recursive calls, as in the
 program's serial elision.  The module is built before the return values are turned
 into spawns and reducers, so it checks that pass too.
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from revec import ir
-from revec.backends.pyexpr import ExprEmitter, StmtEmitter, cast
+from revec.emit.pyexpr import ExprEmitter, StmtEmitter, cast
 from revec.lib import LIBRARY
 
 INT64 = ir.Ty(np.dtype(np.int64))

@@ -41,7 +41,7 @@ def _generated(n: int, tmp: Path) -> Iterator[Path]:
         ("ret", return_programs(), ".py", lambda s: s.source),
         ("cilk", cilk_files(), ".c", lambda s: s.source),
     ]
-    for tag, strategy, suffix, text_of in gens:
+    def drawn(strategy: Any, text_of: Callable[[Any], str]) -> list[str]:
         texts: list[str] = []
 
         @settings(max_examples=n, derandomize=True, database=None, deadline=None,
@@ -51,7 +51,10 @@ def _generated(n: int, tmp: Path) -> Iterator[Path]:
             texts.append(text_of(spec))
 
         collect()
-        for i, text in enumerate(texts):
+        return texts
+
+    for tag, strategy, suffix, text_of in gens:
+        for i, text in enumerate(drawn(strategy, text_of)):
             p = tmp / f"{tag}{i:03d}{suffix}"
             p.write_text(text)
             yield p
