@@ -25,18 +25,21 @@ from revec.errors import RevecError
 from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
 from revec.transforms import kernel_plan as kp
-from revec.transforms.blocking import (
-    contains_return,
-    to_block_program,
-)
+from revec.transforms.blocking import contains_return
 
 INLINE_ARRAY_BYTES = 1 << 16
 
 
 class CModuleGen:
-    def __init__(self, program: ir.Program, task: str) -> None:
+    def __init__(self, program: ir.Program, task: str, plan: kp.KernelPlan | None = None
+                 ) -> None:
+        """``plan``: the task's kernel plan (built here when not given); the kernel's
+        layout and steps come from it, the program gives helpers, arrays and reducers."""
         self.program = program
-        self.bp = to_block_program(program, task)
+        # the kernel's shape, decided once for every back end
+        self.plan = kp.build_plan(program, task) if plan is None else plan
+        assert self.plan.task == task and self.plan.split_mode == "vector"
+        self.bp = self.plan.bp
         self.t = self.bp.task
         self.arrays = sorted(program.arrays)
         # arrays up to INLINE_ARRAY_BYTES are written into the source as C data
@@ -45,8 +48,6 @@ class CModuleGen:
         self.expr = CExprEmitter(var, self.array_ref, self.helper_call, self.lib_call)
         self.current_helper: ir.HelperDef | None = None
         self.dynamic = self.t.max_spawns is None
-        # the kernel's shape, decided once for both back ends
-        self.plan = kp.build_plan(program, task)
         self.consumed: list[str] = []  # the ids of the plan steps the kernel emitted
         self.straight = isinstance(self.plan.step(kp.StraightSpawns), kp.StraightSpawns)
         self.next_static = 0
@@ -510,5 +511,6 @@ def drop_unused_labels(text: str) -> str:
     return text
 
 
-def generate_c_module(program: ir.Program, task: str) -> str:
-    return CModuleGen(program, task).generate()
+def generate_c_module(program: ir.Program, task: str, plan: kp.KernelPlan | None = None
+                      ) -> str:
+    return CModuleGen(program, task, plan).generate()

@@ -20,7 +20,7 @@ from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_values, init_accs, run_stats
-from revec.transforms.blocking import to_block_program
+from revec.transforms.kernel_plan import build_plan
 from revec.transforms.schedule import Schedule
 
 # Identical results to the numba back end: no FMA contraction, wrapping signed
@@ -56,9 +56,12 @@ class CTask:
                  omp: bool = False) -> None:
         self.program = program
         self.task = program.tasks[task]
-        self.source = generate_c_module(program, task)
+        # the kernel plan, built once: the generated module and the driver's columns
+        # follow it
+        self.plan = build_plan(program, task)
+        self.source = generate_c_module(program, task, self.plan)
         # the frame columns the driver keeps (parameters not passed on unchanged)
-        self.columns = to_block_program(program, task).columns
+        self.columns = self.plan.columns
         flags = list(C_FLAGS)
         if compaction == "scalar":
             flags.append("-DRV_SCALAR_SPLIT")  # the kernel's branch-free scalar split

@@ -35,7 +35,6 @@ from revec.transforms import kernel_plan as kp
 from revec.transforms.blocking import (
     BlockProgram,
     contains_return,
-    to_block_program,
     used_vars,
 )
 from revec.transforms.spawn_loops import SpawnLoop
@@ -142,13 +141,13 @@ def arr(name: str) -> str:
 
 
 class NumbaModuleGen:
-    def __init__(self, program: ir.Program, task: str, compaction: str | None = None
-                 ) -> None:
+    def __init__(self, program: ir.Program, task: str, compaction: str | None = None,
+                 plan: kp.KernelPlan | None = None) -> None:
         """``compaction``: ``table`` / None (the vector compaction steps chosen for the
-        CPU) or ``scalar`` (the branch-free scalar steps everywhere)."""
+        CPU) or ``scalar`` (the branch-free scalar steps everywhere); ``plan``: the
+        task's kernel plan for that split mode (built here when not given)."""
         self.program = program
         self.compaction = compaction or "table"
-        self.bp: BlockProgram = to_block_program(program, task)
         self.arrays = sorted(program.arrays)
         self.array_args = "".join(f", {arr(a)}" for a in self.arrays)
         self.expr = ExprEmitter(var, arr, self.helper_call, self.lib_call, ns="")
@@ -159,8 +158,10 @@ class NumbaModuleGen:
         # per column: the store port is the scalar steps' bottleneck); with the vector
         # steps a column costs one step per 32 threads and contiguous columns let LLVM
         # vectorize the thread loops (no gathers): copies.  Measured: see docs/design.md
-        self.plan = kp.build_plan(program, task,
-                                  "scalar" if self.compaction == "scalar" else "vector")
+        mode = "scalar" if self.compaction == "scalar" else "vector"
+        self.plan = kp.build_plan(program, task, mode) if plan is None else plan
+        assert self.plan.task == task and self.plan.split_mode == mode
+        self.bp: BlockProgram = self.plan.bp
         self.consumed: list[str] = []  # the ids of the plan steps the kernel emitted
         self.straight = isinstance(self.plan.step(kp.StraightSpawns), kp.StraightSpawns)
         self.next_static = 0
@@ -694,6 +695,6 @@ class NumbaModuleGen:
         return [f"{ind}_r = {v}", f"{ind}if {here}_r {cmp} {acc}:", f"{ind}    {acc} = _r"]
 
 
-def generate_numba_module(program: ir.Program, task: str, compaction: str | None = None
-                          ) -> str:
-    return NumbaModuleGen(program, task, compaction).generate()
+def generate_numba_module(program: ir.Program, task: str, compaction: str | None = None,
+                          plan: kp.KernelPlan | None = None) -> str:
+    return NumbaModuleGen(program, task, compaction, plan).generate()

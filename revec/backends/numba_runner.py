@@ -35,7 +35,7 @@ from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_values, init_accs, merge_accs, run_stats
-from revec.transforms.blocking import to_block_program
+from revec.transforms.kernel_plan import build_plan
 from revec.transforms.schedule import Schedule
 
 
@@ -227,7 +227,10 @@ class NumbaTask:
                  ) -> None:
         self.program = program
         self.task = program.tasks[task]
-        self.source = generate_numba_module(program, task, compaction)
+        # the kernel plan, built once: the generated module and the driver's columns
+        # follow it
+        self.plan = build_plan(program, task, "scalar" if compaction == "scalar" else "vector")
+        self.source = generate_numba_module(program, task, compaction, self.plan)
         t0 = time.perf_counter()
         self.module = load_generated(self.source, f"{Path(program.path).stem}_{task}")
         record_runtime()  # the kernel's compile may have added runtime helpers' files
@@ -242,7 +245,7 @@ class NumbaTask:
         self.consts = bytes_list(self.const_arrays)
         # invariant parameters are read from the root's slot only: width 0 tells the
         # driver not to grow, scratch or move their columns
-        invariant = to_block_program(program, task).invariant
+        invariant = {c.name for c in self.plan.invariant}
         self.itemsizes = np.array([0 if p.name in invariant else p.ty.dtype.itemsize
                                    for p in self.task.params], np.int64)
         self.static_k = -1 if self.task.max_spawns is None else int(self.task.max_spawns)
