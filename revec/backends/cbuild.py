@@ -63,6 +63,7 @@ from typing import Any
 
 from revec.backends.cache_check import NO_RECORD, mismatch, warn_once, write_sums
 from revec.errors import RevecError
+from revec.files import write_atomic
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native")
 # Always passed: a shared object, and wrap-around signed arithmetic (revec's integer
@@ -154,7 +155,7 @@ def compiler_identity(cc: list[str]) -> str:
         raise RevecError(f"C compiler {' '.join(cc)!r} failed on --version: "
                          f"{(res.stderr or res.stdout).strip()[:500]}")
     ident = " ".join(cc) + "\n" + res.stdout
-    _write_atomic(path, ident)
+    write_atomic(path, ident)
     return ident
 
 
@@ -240,7 +241,7 @@ def load_c_module(
                     _build(modname, cdef, source, cc, flags, libs, incs, target, objs)
                 else:
                     stats.disk_hits += 1
-        _write_atomic(root / f"latest-{hint}-{base_key[:24]}", target.name)
+        write_atomic(root / f"latest-{hint}-{base_key[:24]}", target.name)
         result = _import(modname, target)
         _memo[modname] = result
         return result
@@ -533,14 +534,3 @@ class _file_lock:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
 
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

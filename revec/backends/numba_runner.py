@@ -30,7 +30,7 @@ from revec.backends.cache_check import NO_RECORD, mismatch, warn_once, write_sum
 from revec.backends.cbuild import _file_lock
 from revec.backends.gc_pause import gc_paused
 from revec.backends.numba_codegen import generate_numba_module
-from revec.cli.common import write_atomic
+from revec.files import write_atomic
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats

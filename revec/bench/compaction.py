@@ -34,8 +34,8 @@ import numpy as np
 from tqdm import tqdm
 
 from revec.bench import BenchOptions
-from revec.cli.common import write_atomic
 from revec.errors import RevecError
+from revec.files import write_atomic
 
 DEFAULT_SIZES = (16 * 1024, 1024 * 1024)
 DENSITIES = (0.5, 0.1, 0.9)

@@ -25,7 +25,7 @@ from tqdm import tqdm
 from revec.api import compiled_task, get_program, root_args, run_loaded
 from revec.bench.baselines import prepare
 from revec.bench.presets import ANSWER_REDUCERS, program_path
-from revec.cli.common import write_atomic
+from revec.files import write_atomic
 
 CASES: dict[str, dict[str, int]] = {"fib": {"n": 30}, "nqueens": {"n": 10}}
 C_CASES: dict[str, dict[str, int]] = {"fib": {"n": 35}, "nqueens": {"n": 12}}

@@ -22,8 +22,8 @@ from revec.api import compiled_task, get_program, root_args, run_loaded
 from revec.bench import answers, baselines
 from revec.bench.presets import Preset, preset
 from revec.bench.sweep import Record, SweepPlan
-from revec.cli.common import write_atomic
 from revec.errors import RevecError
+from revec.files import write_atomic
 from revec.ir import Program
 from revec.runtime.memory import MemoryBudgetError
 

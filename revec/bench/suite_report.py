@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from revec.cli.common import write_atomic
 from revec.errors import RevecError
+from revec.files import write_atomic
 
 README = "README.md"
 STRATEGIES = ("bfs", "blocked", "reexp")

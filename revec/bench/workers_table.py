@@ -26,7 +26,7 @@ from revec.api import compiled_task, get_program, root_args
 from revec.backends.c_runner import omp_task
 from revec.bench import baselines
 from revec.bench.presets import preset
-from revec.cli.common import write_atomic
+from revec.files import write_atomic
 from revec.transforms.schedule import Schedule
 
 CUTOFFS = (2, 4, 6, 8, 12, 16)

@@ -1,51 +1,22 @@
-"""Helpers shared by the sub-commands: atomic output files and JSON printing."""
+"""Helpers shared by the sub-commands: output paths, JSON printing and messages.
+
+``write_atomic`` lives in :mod:`revec.files` (library code below the command line uses
+it too) and is re-exported here: the sub-commands look it up here when they write, so a
+test can replace it in one place.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from revec.files import current_umask, write_atomic
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never half-written.
-
-    Missing parent directories are created (callers naming a user's output check it
-    first with :func:`output_file`).  The file gets the mode an ordinary ``open`` would
-    give it (0666 less the umask), or keeps the mode of the file it replaces.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        try:
-            mode = stat.S_IMODE(target.stat().st_mode)
-        except OSError:
-            mode = 0o666 & ~current_umask()
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def current_umask() -> int:
-    """The process's umask (read without changing it where /proc allows)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+__all__ = ["announce_slow", "current_umask", "output_dir", "output_file", "print_json",
+           "warn", "write_atomic"]
 
 
 def output_file(path: str, option: str = "-o", mkdir: bool = False) -> Path:

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from revec.cli.common import write_atomic
+from revec.files import write_atomic
 
 RESULTS = "results.json"
 
