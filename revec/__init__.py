@@ -1,6 +1,21 @@
-"""revec: SIMD execution of recursive task-parallel programs (Ren et al., TOPC 2019)."""
+"""revec: SIMD execution of recursive task-parallel programs (Ren et al., TOPC 2019).
+
+The public surface: ``from revec import task, spawn, reduce, Reducer``.  ``spawn``,
+``reduce``, ``Reducer`` and the base class :class:`Task` are the language of
+:mod:`revec.lang`; the ``task`` decorator here makes a :class:`RunnableTask`, which
+adds ``fib.run(...)`` (compile and run, :mod:`revec.api`).
+
+This package sits above the API in revec's layers (tests/test_layering.py): the language
+imports nothing of the API, and the API is imported only when a task is first run, so
+``import revec`` and decorating a task cost no more than numpy (a program run as plain
+Python, the sequential reference, never loads the compiler).
+"""
+
+from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 # numba formats an error message, with terminal colours by colorama, for each of the
 # hundreds of overload candidates and global values it rejects while typing a kernel
@@ -10,7 +25,34 @@ import os
 # user who sets the variable keeps their choice.  numba reads it when first imported.
 os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 
-from revec.lang import Reducer, Task, reduce, spawn, task  # noqa: E402
+from revec.lang import Reducer, Task, reduce, spawn  # noqa: E402
 
-__all__ = ["Reducer", "Task", "reduce", "spawn", "task"]
+if TYPE_CHECKING:
+    from revec.api import RunResult
+
+__all__ = ["Reducer", "RunnableTask", "Task", "reduce", "spawn", "task"]
 __version__ = "0.1.0"
+
+
+class RunnableTask(Task):
+    """A task function made by ``@task``: calling it runs the sequential reference
+    (:class:`revec.lang.Task`), :meth:`run` compiles and runs it."""
+
+    def run(self, *args: Any, variant: str = "reexp", backend: str = "auto",
+            block_size: int | None = None, reexp_threshold: int | None = None,
+            simd_width: int | None = None, max_memory: int | None = None,
+            compaction: str | None = None) -> RunResult:
+        """Compile this task (cached per function source and back end) and run it:
+        ``fib.run(30, variant="reexp", backend="c", block_size=4096)``.  Returns a
+        :class:`revec.api.RunResult` (``.result``, ``.reducers``, ``.stats``); the
+        options are those of :func:`revec.api.run_program`."""
+        from revec.api import run_task
+
+        return run_task(self, args, variant=variant, backend=backend,
+                        block_size=block_size, reexp_threshold=reexp_threshold,
+                        simd_width=simd_width, max_memory=max_memory, compaction=compaction)
+
+
+def task(fn: Callable[..., Any]) -> RunnableTask:
+    """Mark a function as a task of the spawn language (DESIGN.md section 2)."""
+    return RunnableTask(fn)

@@ -140,7 +140,7 @@ class _LiveModule:
 
 
 def run_task(fn: Any, args: tuple[Any, ...], **options: Any) -> RunResult:
-    """``task.run(*args, **options)``: see :meth:`revec.lang.Task.run`."""
+    """``task.run(*args, **options)``: see :meth:`revec.RunnableTask.run`."""
     program = task_program(fn)
     return run_loaded(program, fn.__name__, args, **options)
 

@@ -1,10 +1,16 @@
-"""The language surface: ``task``, ``spawn``, ``reduce`` and ``Reducer``.
+"""The language surface below the API: ``spawn``, ``reduce``, ``Reducer`` and the
+:class:`Task` a ``@task`` function becomes.
 
-Imported by user programs (``from revec import task, spawn, reduce, Reducer``).
-Executed as plain Python these give the *sequential reference* semantics of
-DESIGN.md section 2: ``spawn`` calls the task at once (depth-first), ``reduce``
-folds into the reducer, and every task argument takes its annotated numpy type
-(fixed-width wraparound, like the compiled variants).
+Imported by user programs through :mod:`revec` (``from revec import task, spawn,
+reduce, Reducer``).  Executed as plain Python these give the *sequential reference*
+semantics of DESIGN.md section 2: ``spawn`` calls the task at once (depth-first),
+``reduce`` folds into the reducer, and every task argument takes its annotated numpy
+type (fixed-width wraparound, like the compiled variants).
+
+This module imports nothing of revec: the front end, the sequential runtime and the API
+build on it.  Compiling and running a task (``fib.run(...)``) is the API's part, so the
+``task`` decorator users import from :mod:`revec` makes a
+:class:`revec.api.RunnableTask`, this module's :class:`Task` with a ``run`` method.
 """
 
 from __future__ import annotations
@@ -78,7 +84,8 @@ class Reducer:
 
 
 class Task:
-    """A task function.  Calling it runs the sequential reference semantics."""
+    """A task function.  Calling it runs the sequential reference semantics; the front
+    end recognizes a program's tasks as the module's instances of this class."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fn)
@@ -105,24 +112,6 @@ class Task:
         if value is not None and self.result_type is not None:
             return to_scalar(value, self.result_type)
         return value
-
-    def run(self, *args: Any, variant: str = "reexp", backend: str = "auto",
-            block_size: int | None = None, reexp_threshold: int | None = None,
-            simd_width: int | None = None, max_memory: int | None = None,
-            compaction: str | None = None) -> Any:
-        """Compile this task (cached per function source and back end) and run it:
-        ``fib.run(30, variant="reexp", backend="c", block_size=4096)``.  Returns a
-        :class:`revec.api.RunResult` (``.result``, ``.reducers``, ``.stats``)."""
-        from revec.api import run_task
-
-        return run_task(self, args, variant=variant, backend=backend,
-                        block_size=block_size, reexp_threshold=reexp_threshold,
-                        simd_width=simd_width, max_memory=max_memory, compaction=compaction)
-
-
-def task(fn: Callable[..., Any]) -> Task:
-    """Mark a function as a task of the spawn language."""
-    return Task(fn)
 
 
 def spawn(f: Callable[..., None], *args: Any) -> None:
