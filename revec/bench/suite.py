@@ -9,7 +9,6 @@ rebuilds later from the stored records alone.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,13 +20,11 @@ from tqdm import tqdm
 from revec.api import compiled_task, get_program, root_args, run_loaded
 from revec.bench import answers, baselines
 from revec.bench.presets import Preset, preset
+from revec.bench.records import store
 from revec.bench.sweep import Record, SweepPlan
-from revec.errors import RevecError
-from revec.files import write_atomic
 from revec.ir import Program
 from revec.runtime.memory import MemoryBudgetError
 
-RESULTS_DIR = "results"
 OVER_BUDGET = "stopped: over memory budget"
 WARM_BLOCK = 4096
 STAT_KEYS = ("tasks", "leaves", "levels", "utilization", "reexpansions", "peak_live", "blocks")
@@ -392,50 +389,6 @@ def run_benchmark(name: str, size: str, plan: SweepPlan, max_memory: int,
         b.revec()
         b.cpython()
     return b.record(time.perf_counter() - t0)
-
-
-def suite_dir(reports_dir: Path, size: str) -> Path:
-    """Where the suite's report of a size goes: ``reports/bench`` for the default size,
-    ``reports/bench/SIZE`` for the others."""
-    base = reports_dir / "bench"
-    return base if size == "default" else base / size
-
-
-def stored_dirs(bench_dir: Path) -> list[Path]:
-    """The suite report directories under ``reports/bench`` that hold stored records."""
-    from revec.bench.presets import SIZES
-
-    cands = [bench_dir, *(bench_dir / s for s in SIZES if s != "default")]
-    return [d for d in cands if any((d / RESULTS_DIR).glob("*.json"))]
-
-
-def store(record: dict[str, Any], out: Path) -> Path:
-    path = out / RESULTS_DIR / f"{record['name']}.json"
-    write_atomic(path, json.dumps(record, indent=1, default=_json_default) + "\n")
-    return path
-
-
-def load_stored(out: Path) -> list[dict[str, Any]]:
-    """The stored records under ``out`` in the suite's benchmark order."""
-    from revec.bench.presets import BENCHMARKS
-
-    d = out / RESULTS_DIR
-    if not d.is_dir():
-        return []
-    recs = []
-    for f in d.glob("*.json"):
-        try:
-            recs.append(json.loads(f.read_text()))
-        except (OSError, json.JSONDecodeError) as err:
-            raise RevecError(f"cannot read stored results {f}: {err}") from None
-    order = {n: i for i, n in enumerate(BENCHMARKS)}
-    return sorted(recs, key=lambda r: (order.get(r.get("name", ""), 99), r.get("name", "")))
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
 def run_suite(names: Sequence[str], size: str, plan: SweepPlan, out: Path, max_memory: int,

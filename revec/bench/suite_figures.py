@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from revec.bench.suite_report import baseline_seconds, best, revec_records, strategy_best
+from revec.bench.records import baseline_seconds, best, revec_records, strategy_best
 
 FIGURES = {
     "fig09_tasks_per_level.png": "tasks and leaves per level",

@@ -1,8 +1,8 @@
 """The report of ``revec bench``: tables (markdown) from stored benchmark records.
 
 Everything here reads only the records :mod:`revec.bench.suite` stored under
-``<out>/results/``, so ``revec report bench`` rebuilds the report without running
-anything.  Speedups are ratios of medians measured in the same run of the suite.
+``<out>/results/`` (through :mod:`revec.bench.records`; this module does not import the
+suite), so ``revec report bench`` rebuilds the report without running anything.  Speedups are ratios of medians measured in the same run of the suite.
 """
 
 from __future__ import annotations
@@ -15,6 +15,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from revec.bench.records import (
+    baseline,
+    baseline_seconds,
+    best,
+    load_stored,
+    revec_records,
+    strategy_best,
+)
 from revec.errors import RevecError
 from revec.files import write_atomic
 
@@ -64,35 +72,6 @@ def _revision() -> str:
                    if dirty else "")
 
 
-# ---------------------------------------------------------------------- record access
-def revec_records(rec: dict[str, Any], backend: str, strategy: str,
-                  compaction: str | None = None) -> list[dict[str, Any]]:
-    want = compaction or ("table" if backend == "c" else None)
-    return [r for r in rec["results"] if r["impl"] == "revec" and r["backend"] == backend
-            and r["strategy"] == strategy and r.get("compaction") == want]
-
-
-def best(rows: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
-    """The lowest median among the configurations with the most runs."""
-    timed = [r for r in rows if r.get("seconds") is not None]
-    if not timed:
-        return None
-    most = max(r["runs"] for r in timed)
-    return min((r for r in timed if r["runs"] == most), key=lambda r: r["seconds"])
-
-
-def baseline(rec: dict[str, Any], impl: str) -> dict[str, Any] | None:
-    for r in rec["results"]:
-        if r["impl"] == impl:
-            return r
-    return None
-
-
-def baseline_seconds(rec: dict[str, Any], impl: str) -> float | None:
-    r = baseline(rec, impl)
-    return None if r is None else r.get("seconds")
-
-
 def speedup(base: float | None, t: float | None) -> float | None:
     if base is None or t is None or t <= 0:
         return None
@@ -131,19 +110,6 @@ def _cell(r: dict[str, Any] | None, base: float | None, with_b: bool = True) -> 
     runs = "" if r["runs"] >= r.get("_repeats", r["runs"]) else f" ({r['runs']} run)"
     b = f" @ {_b(r['block_size'])}" if with_b and r.get("block_size") else ""
     return f"{_x(speedup(base, r['seconds']))}{b}{runs}"
-
-
-def _bfs(rec: dict[str, Any], backend: str) -> dict[str, Any] | None:
-    rows = revec_records(rec, backend, "bfs")
-    if not rows:
-        return None
-    return best(rows) or rows[0]
-
-
-def strategy_best(rec: dict[str, Any], backend: str, strategy: str) -> dict[str, Any] | None:
-    if strategy == "bfs":
-        return _bfs(rec, backend)
-    return best(revec_records(rec, backend, strategy))
 
 
 # ---------------------------------------------------------------------- tables
@@ -370,7 +336,6 @@ def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
 
 def render(out: Path) -> list[Path]:
     """Render the report under ``out`` from its stored records: README.md and figures."""
-    from revec.bench.suite import load_stored
     from revec.bench.suite_figures import draw_all
 
     recs = load_stored(out)

@@ -149,7 +149,7 @@ def _run_cilk(args: argparse.Namespace) -> int:
 def _refuse_overwrite(args: argparse.Namespace, suite_names: list[str], others: list[str],
                       sizes: tuple[str, ...]) -> None:
     """Stop before measuring if the run would replace stored results without --overwrite."""
-    from revec.bench.suite import RESULTS_DIR, suite_dir
+    from revec.bench.records import RESULTS_DIR, suite_dir
 
     if args.overwrite:
         return
@@ -171,7 +171,7 @@ WORKERS_REPEATS = 9
 
 
 def _run_workers(args: argparse.Namespace, names: list[str]) -> int:
-    from revec.bench.suite import suite_dir
+    from revec.bench.records import suite_dir
     from revec.bench.workers_table import run_workers_table
     from revec.runtime.memory import default_budget, parse_size
 
@@ -195,7 +195,8 @@ def _run_suite(args: argparse.Namespace, names: list[str], sizes: tuple[str, ...
                ) -> list[dict[str, object]]:
     from dataclasses import replace
 
-    from revec.bench.suite import run_suite, suite_dir
+    from revec.bench.records import suite_dir
+    from revec.bench.suite import run_suite
     from revec.bench.sweep import SweepPlan
     from revec.runtime.memory import default_budget, parse_size
 

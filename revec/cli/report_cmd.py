@@ -55,14 +55,14 @@ def _bench_build(args: argparse.Namespace, out: Path) -> list[Path]:
 
 
 def _bench_render(out: Path) -> list[Path]:
-    from revec.bench.suite import stored_dirs
+    from revec.bench.records import stored_dirs
     from revec.bench.suite_report import render
 
     return [f for d in stored_dirs(out) for f in render(d)]
 
 
 def _bench_stored(out: Path) -> bool:
-    from revec.bench.suite import stored_dirs
+    from revec.bench.records import stored_dirs
 
     return bool(stored_dirs(out))
 
