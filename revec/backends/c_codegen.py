@@ -314,9 +314,8 @@ class CModuleGen:
             L.append("    for (int64_t j = 0; j < ni; j++) {")
         elif isinstance(step, kp.LaneSpawns):
             L.append("    int64_t j0 = 0;")
-            code = c_lanes.LaneEmitter(
-                self.expr, f, self.bp.fields, self.bp.invariant, self.lane_reduce,
-                CStmts(self, "kernel").stmt, step.sites).run(step.stmts, "        ")
+            code = c_lanes.lane_code(step.body, "        ", self.expr, self.lane_reduce,
+                                     CStmts(self, "kernel").stmt)
             loads = [f"{ctype(p.ty)} {var(p.name)} = qp_{p.name}[j];" for p in f
                      if p.name in ind_used]
             loads += [f"RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;"

@@ -21,13 +21,15 @@ plan (revec/transforms/kernel_plan.py) decides which steps run as lane code.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from revec import ir
 from revec.backends.c_stmts import CStmts, var
 from revec.emit.cexpr import blend, ctype, select_one
-from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix, SpawnSite
+from revec.transforms import lanes
+from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix
+from revec.transforms.lanes import LaneBody, SpawnSite
 
 # A partial chunk of phase B with at least this many lanes runs the 32-lane code on
 # clamped copies when its lane body calls a library function (LoopEmitter.chunk); fewer
@@ -37,94 +39,43 @@ CLAMP_MIN_LANES = 8
 
 
 @dataclass
-class Site:
-    """One spawn statement: its lane mask, arguments and possible spawn indices."""
-
-    index: int
-    args: list[str]               # C expressions of the columns' arguments
-    kset: frozenset[int]          # spawn indices a lane can have here
-    conditional: bool
-
-
-@dataclass
 class LaneCode:
-    lines: list[str] = field(default_factory=list)
-    sites: list[Site] = field(default_factory=list)
+    lines: list[str]
+    sites: tuple[SpawnSite, ...]
 
 
-class LaneEmitter:
-    """Per-lane code of the inductive case for the ``u`` loop of a 32-thread chunk."""
-
-    def __init__(self, expr: Callable[[ir.Expr], str], columns: tuple[ir.Param, ...],
-                 fields: tuple[ir.Param, ...], invariant: frozenset[str],
-                 reduce: Callable[[ir.Reduce, str, str | None], list[str]],
-                 stmt: Callable[[ir.Stmt, str], list[str]],
-                 sites: tuple[SpawnSite, ...] = ()) -> None:
-        self.expr = expr
-        self.plan_sites = sites  # the plan's spawn sites of the statements, in order
-        self.columns = columns
-        self.fields = fields
-        self.invariant = invariant
-        self.reduce = reduce
-        self.stmt = stmt
-        self.code = LaneCode()
-        self.nconds = 0
-
-    def run(self, stmts: tuple[ir.Stmt, ...], ind: str) -> LaneCode:
-        return self.run_under(stmts, ind, None)
-
-    def run_under(self, stmts: tuple[ir.Stmt, ...], ind: str, pc: str | None) -> LaneCode:
-        """The lane code of ``stmts`` for lanes where ``pc`` holds (None: all)."""
-        self.code.lines.append(f"{ind}int _k = 0;  /* this lane's next spawn index */")
-        self.block(stmts, ind, pc, frozenset({0}))
-        return self.code
-
-    def block(self, stmts: tuple[ir.Stmt, ...], ind: str, pc: str | None,
-              kset: frozenset[int]) -> frozenset[int]:
-        """Emit ``stmts`` under path condition ``pc`` (None: every lane); returns the
-        spawn indices possible after them."""
-        out = self.code.lines
-        for s in stmts:
-            match s:
-                case ir.Assign(target=t, value=v):
-                    val = self.expr(v)
-                    if pc is None:
-                        out.append(f"{ind}v_{t} = {val};")
-                    elif v.ty.kind in "iub":
-                        out.append(f"{ind}v_{t} = {blend(f'({pc})', f'({val})', f'v_{t}', v.ty)};")
-                    else:
-                        out.append(f"{ind}v_{t} = ({pc}) ? ({val}) : v_{t};")
-                case ir.Spawn(args=args):
-                    planned = self.plan_sites[len(self.code.sites)]
-                    assert planned.kset == kset, "lane code disagrees with the kernel plan"
-                    site = Site(planned.index,
-                                [self.expr(a) for a, p in zip(args, self.fields)
-                                 if p.name not in self.invariant],
-                                planned.kset, pc is not None)
-                    self.code.sites.append(site)
-                    i = site.index
-                    out.append(f"{ind}m{i}[u] = {pc if pc is not None else '1'};")
-                    out.append(f"{ind}k{i}[u] = (uint8_t)_k;")
-                    out += [f"{ind}a{i}_{p.name}[u] = {a};"
-                            for p, a in zip(self.columns, site.args)]
-                    out.append(f"{ind}_k += m{i}[u];")
-                    kset = (kset | {k + 1 for k in kset}) if pc is not None else \
-                        frozenset(k + 1 for k in kset)
-                case ir.Reduce():
-                    out += self.reduce(s, ind, pc)
-                case ir.If(cond=c, then=a, orelse=b):
-                    n = self.nconds
-                    self.nconds += 2
-                    cond = self.expr(c)
-                    here = f"({pc}) && " if pc is not None else ""
-                    out.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{n} = {here}({cond});")
-                    out.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{n + 1} = {here}!({cond});")
-                    ka = self.block(a, ind, f"_c{n}", kset)
-                    kb = self.block(b, ind, f"_c{n + 1}", kset)
-                    kset = ka | kb
-                case _:
-                    out += self.stmt(s, ind)  # top-level unpack / expression statement
-        return kset
+def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
+              reduce: Callable[[ir.Reduce, str, str | None], list[str]],
+              stmt: Callable[[ir.Stmt, str], list[str]]) -> LaneCode:
+    """The C of an if-converted body (revec/transforms/lanes.py) for lane ``u`` of a
+    32-thread chunk: ``_c<n>`` lane conditions, site ``i`` storing ``m<i>[u]`` (the lane
+    makes it), ``k<i>[u]`` (its spawn index there) and ``a<i>_<column>[u]``."""
+    out = [f"{ind}int _k = 0;  /* this lane's next spawn index */"]
+    for op in body.ops:
+        match op:
+            case lanes.SetVar(target=t, value=v, guard=g):
+                val = expr(v)
+                if g is None:
+                    out.append(f"{ind}v_{t} = {val};")
+                elif v.ty.kind in "iub":
+                    out.append(f"{ind}v_{t} = {blend(f'(_c{g})', f'({val})', f'v_{t}', v.ty)};")
+                else:
+                    out.append(f"{ind}v_{t} = (_c{g}) ? ({val}) : v_{t};")
+            case lanes.MakeSpawn(site=site, guard=g, args=args):
+                i = site.index
+                out.append(f"{ind}m{i}[u] = {'1' if g is None else f'_c{g}'};")
+                out.append(f"{ind}k{i}[u] = (uint8_t)_k;")
+                out += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args]
+                out.append(f"{ind}_k += m{i}[u];")
+            case lanes.Fold(stmt=r, guard=g):
+                out += reduce(r, ind, None if g is None else f"_c{g}")
+            case lanes.Cond(index=n, cond=c, guard=g, negate=neg):
+                here = "" if g is None else f"(_c{g}) && "
+                out.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{n} = {here}{'!' if neg else ''}"
+                           f"({expr(c)});")
+            case lanes.Plain(stmt=s):
+                out += stmt(s, ind)  # top-level unpack / expression statement
+    return LaneCode(out, body.sites)
 
 
 def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
@@ -305,9 +256,9 @@ class LoopEmitter:
         per thread and the active lists' pointers reloaded from the stack."""
         gen, var = self.gen, self.var
         loop = self.shape.loop
-        code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
-                           gen.lane_reduce, CStmts(gen, "kernel").stmt).run(
-            self.shape.prefix, "            ")
+        assert self.prefix_step.body is not None
+        code = lane_code(self.prefix_step.body, "            ", gen.expr, gen.lane_reduce,
+                         CStmts(gen, "kernel").stmt)
         L = ["    for (; j0 + 32 <= ni; j0 += 32) {",
              f"        uint8_t go[{LANES}];"]
         L += [f"        {s.ctype} x_{s.name}[{LANES}];" for s in self.state]
@@ -343,10 +294,8 @@ class LoopEmitter:
         full = kind == "full"
         gen, var = self.gen, self.var
         loop = self.shape.loop
-        code = LaneEmitter(gen.expr, self.columns, gen.bp.fields, gen.bp.invariant,
-                           gen.lane_reduce, CStmts(gen, "kernel").stmt,
-                           self.iterate_step.sites).run_under(
-            loop.body, ind + "    ", None)
+        code = lane_code(self.iterate_step.body, ind + "    ", gen.expr, gen.lane_reduce,
+                         CStmts(gen, "kernel").stmt)
         L = [f"{ind}uint8_t go[{LANES}];"]
         L += [f"{ind}{s.ctype} x_{s.name}[{LANES}];" for s in self.state]
         for site in code.sites:

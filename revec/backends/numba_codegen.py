@@ -606,18 +606,24 @@ class NumbaModuleGen:
                 + [f"{ind}{st(col(p.name), 'd + a', t)}"
                    for p, t in zip(self.bp.columns, tmp)])
 
-    def load_fields(self, ind: str, src: str = "") -> list[str]:
-        """Load a thread's frame: from the block (``src`` empty, thread ``i``) or from a
-        compacted base (``b_``) / inductive (``q_``) column (thread ``j``)."""
+    def field_loads(self, src: str = "") -> list[tuple[str, str, bool]]:
+        """(variable, value, reads ``_x``) of each load of a thread's frame: from the
+        block (``src`` empty, thread ``i``) or from a compacted base (``b_``) / inductive
+        (``q_``) column (thread ``j``, or through the arena index ``_x`` of a side keeping
+        indices)."""
         if not src:
-            return [f"{ind}{var(p.name)} = {ld(col(p.name), 'i')}" for p in self.varying]
+            return [(var(p.name), ld(col(p.name), "i"), False) for p in self.varying]
         used = used_vars(self.bp.base if src == "b_" else self.bp.inductive)
         if self.by_index[src]:
-            return [f"{ind}_x = {ld(src[0] + 'i', 'j')}"] + [
-                f"{ind}{var(p.name)} = {ld(col(p.name), '_x')}" for p in self.varying
+            return [("_x", ld(src[0] + "i", "j"), False)] + [
+                (var(p.name), ld(col(p.name), "_x"), True) for p in self.varying
                 if p.name in used]
-        return [f"{ind}{var(p.name)} = {ld(src + p.name, 'j')}" for p in self.varying
+        return [(var(p.name), ld(src + p.name, "j"), False) for p in self.varying
                 if p.name in used]
+
+    def load_fields(self, ind: str, src: str = "") -> list[str]:
+        """The lines of :meth:`field_loads`."""
+        return [f"{ind}{target} = {value}" for target, value, _ in self.field_loads(src)]
 
     def thread_body(self, stmts: tuple[ir.Stmt, ...], locals_: dict[str, ir.Ty],
                     ind: str, abortable: bool = False, src: str = "q_") -> list[str]:

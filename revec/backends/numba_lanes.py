@@ -29,16 +29,15 @@ The children of a child block stay in thread order (the thread-by-thread order).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from revec import ir
 from revec.emit.pyexpr import StmtEmitter, np_type, zero_of
 from revec.transforms import kernel_plan as kp
+from revec.transforms import lanes
 from revec.transforms.blocking import assigned_names, used_vars
 
-IDENT = re.compile(r"[A-Za-z_]\w*")
 LANES = kp.LANES
 # more passes than this run as one loop: each vectorized loop costs compile time.
 # Measured (graphcol, 9 passes; revec.bench.compile_times and numba reexp at the default
@@ -51,105 +50,93 @@ FUSE_ABOVE = 6
 FULL = (1 << LANES) - 1
 
 
-@dataclass
+@dataclass(frozen=True)
 class Site:
+    """A spawn site of the lane body: its spawn indices and, per varying column, the
+    argument (``args``: the lane variable holding it, ``arg_exprs``: the expression)."""
+
     index: int
     kset: frozenset[int]
-    mask: str                      # this lane makes the spawn (a bool expression)
-    args: dict[str, str]           # column -> the argument's expression (numba)
-    arg_exprs: dict[str, ir.Expr]  # column -> the argument
+    args: dict[str, str]
+    arg_exprs: dict[str, ir.Expr]
 
 
-@dataclass
-class LaneBody:
-    """The if-converted body of one lane: its lines (each with the variable it assigns,
-    None: kept in every slice) and its spawn sites."""
+@dataclass(frozen=True)
+class LaneLine:
+    """One line of a lane body: the variable it assigns (None: kept in every slice), the
+    variables it reads, and whether it updates its target in place (``+=``)."""
 
-    lines: list[str] = field(default_factory=list)
-    targets: list[str | None] = field(default_factory=list)
-    sites: list[Site] = field(default_factory=list)
-
-    def add(self, line: str, target: str | None = None) -> None:
-        self.lines.append(line)
-        self.targets.append(target)
-
-    def slice(self, out: str) -> list[str]:
-        """The lines ``out`` depends on, and those kept in every slice (a pass stores one
-        value: numba types and lowers dead code too, which costs compile time)."""
-        need = set(IDENT.findall(out))
-        keep: list[str] = []
-        for line, target in zip(reversed(self.lines), reversed(self.targets)):
-            if target is not None and target not in need:
-                continue
-            keep.append(line)
-            rhs = line.split("=", 1)[1] if target is not None else line
-            if target is not None and "+=" not in line:
-                need.discard(target)
-            need |= set(IDENT.findall(rhs))
-        return keep[::-1]
+    text: str
+    target: str | None
+    uses: frozenset[str]
+    update: bool = False
 
 
-class LaneIfConverter:
-    """The inductive case of one lane as straight-line numba code (``_m<s>``: the lane
-    makes spawn site s; ``_k<s>``: its spawn index there; ``_a<s>_<col>``: the
-    arguments)."""
+def _reads(e: ir.Expr | ir.Stmt) -> set[str]:
+    return {f"v_{n}" for n in used_vars(e)}
 
-    def __init__(self, gen: object, sites: tuple[kp.SpawnSite, ...],
-                 reduce: Callable[[ir.Reduce, str, str | None], list[str]] | None) -> None:
-        self.gen = gen
-        self.expr = gen.expr  # type: ignore[attr-defined]
-        self.bp = gen.bp  # type: ignore[attr-defined]
-        self.plan_sites = sites
-        self.reduce = reduce  # None: this pass does not run the reductions
-        self.body = LaneBody()
-        self.nconds = 0
 
-    def run(self, stmts: tuple[ir.Stmt, ...], ind: str) -> LaneBody:
-        self.body.add(f"{ind}_k = 0", "_k")
-        self.block(stmts, ind, None)
-        return self.body
+def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
+               reduce: Callable[[ir.Reduce, str, str | None], list[str]] | None
+               ) -> list[LaneLine]:
+    """The numba lines of an if-converted body (``_c<n>``: lane conditions; ``_m<s>``:
+    the lane makes spawn site s; ``_k<s>``: its spawn index there; ``_a<s>_<col>``: the
+    arguments).  ``reduce`` None: this pass does not run the reductions."""
+    out = [LaneLine(f"{ind}_k = 0", "_k", frozenset())]
 
-    def block(self, stmts: tuple[ir.Stmt, ...], ind: str, pc: str | None) -> None:
-        add = self.body.add
-        for s in stmts:
-            match s:
-                case ir.Assign(target=t, value=v):
-                    val = self.expr(v)
-                    v_t = f"v_{t}"
-                    # (under a condition it reads its old value, which stays live)
-                    add(f"{ind}{v_t} = {val}" if pc is None
-                        else f"{ind}{v_t} = ({val}) if {pc} else {v_t}",
-                        v_t)
-                case ir.Spawn(args=args):
-                    planned = self.plan_sites[len(self.body.sites)]
-                    i = planned.index
-                    exprs = {p.name: a for a, p in zip(args, self.bp.fields)
-                             if p.name not in self.bp.invariant}
-                    site = Site(i, planned.kset, f"_m{i}",
-                                {c: f"_a{i}_{c}" for c in exprs}, exprs)
-                    self.body.sites.append(site)
-                    add(f"{ind}_m{i} = {pc if pc is not None else 'True'}", f"_m{i}")
-                    add(f"{ind}_k{i} = _k", f"_k{i}")
-                    for c, a in exprs.items():
-                        add(f"{ind}_a{i}_{c} = {self.expr(a)}", f"_a{i}_{c}")
-                    add(f"{ind}_k += _m{i}", "_k")
-                case ir.Reduce():
-                    if self.reduce is not None:
-                        for line in self.reduce(s, ind, pc):
-                            add(line)
-                case ir.If(cond=c, then=a, orelse=b):
-                    n = self.nconds
-                    self.nconds += 2
-                    cond = self.expr(c)
-                    here = f"{pc} & " if pc is not None else ""
-                    add(f"{ind}_c{n} = {here}({cond})", f"_c{n}")
-                    add(f"{ind}_c{n + 1} = {here}(not ({cond}))", f"_c{n + 1}")
-                    self.block(a, ind, f"_c{n}")
-                    self.block(b, ind, f"_c{n + 1}")
-                case _:  # top-level unpack / expression statement
-                    stm = StmtEmitter(self.expr, lambda x: f"v_{x}")
-                    for line in stm.block((s,), ind, 0):
-                        add(line)
+    def add(text: str, target: str | None, uses: set[str], update: bool = False) -> None:
+        out.append(LaneLine(f"{ind}{text}", target, frozenset(uses), update))
+
+    for op in body.ops:
+        match op:
+            case lanes.SetVar(target=t, value=v, guard=g):
+                v_t = f"v_{t}"
+                if g is None:
+                    add(f"{v_t} = {expr(v)}", v_t, _reads(v))
+                else:  # (it reads its old value, which stays live)
+                    add(f"{v_t} = ({expr(v)}) if _c{g} else {v_t}", v_t,
+                        _reads(v) | {f"_c{g}", v_t})
+            case lanes.Cond(index=n, cond=c, guard=g, negate=neg):
+                here = "" if g is None else f"_c{g} & "
+                text = f"(not ({expr(c)}))" if neg else f"({expr(c)})"
+                add(f"_c{n} = {here}{text}", f"_c{n}",
+                    _reads(c) | (set() if g is None else {f"_c{g}"}))
+            case lanes.MakeSpawn(site=site, guard=g, args=args):
+                i = site.index
+                add(f"_m{i} = {'True' if g is None else f'_c{g}'}", f"_m{i}",
+                    set() if g is None else {f"_c{g}"})
+                add(f"_k{i} = _k", f"_k{i}", {"_k"})
+                for c, a in args:
+                    add(f"_a{i}_{c} = {expr(a)}", f"_a{i}_{c}", _reads(a))
+                add(f"_k += _m{i}", "_k", {f"_m{i}", "_k"}, update=True)
+            case lanes.Fold(stmt=r, guard=g):
+                if reduce is not None:
+                    uses = _reads(r.value) | (set() if g is None else {f"_c{g}"})
+                    for line in reduce(r, ind, None if g is None else f"_c{g}"):
+                        out.append(LaneLine(line, None, frozenset(uses)))
+            case lanes.Plain(stmt=st_):  # top-level unpack / expression statement
+                uses = _reads(st_)
+                if isinstance(st_, ir.Unpack):
+                    uses |= {f"v_{t}" for t in st_.targets}
+                stm = StmtEmitter(expr, lambda x: f"v_{x}")  # type: ignore[arg-type]
+                for line in stm.block((st_,), ind, 0):
+                    out.append(LaneLine(line, None, frozenset(uses)))
+    return out
+
+
+def slice_lines(lines: list[LaneLine], need: set[str]) -> list[str]:
+    """The lines the variables ``need`` depend on, and those kept in every slice (a pass
+    stores one value: numba types and lowers dead code too, which costs compile time)."""
+    need = set(need)
+    keep: list[str] = []
+    for line in reversed(lines):
+        if line.target is not None and line.target not in need:
+            continue
+        keep.append(line.text)
+        if line.target is not None and not line.update:
+            need.discard(line.target)
+        need |= line.uses
+    return keep[::-1]
 
 
 class LaneSpawnsEmitter:
@@ -162,8 +149,9 @@ class LaneSpawnsEmitter:
         self.bp = gen.bp  # type: ignore[attr-defined]
         self.first = first_column
         self.columns = self.bp.columns
-        probe = LaneIfConverter(gen, step.sites, None).run(step.stmts, "")
-        self.sites = probe.sites
+        self.sites = [Site(op.site.index, op.site.kset,
+                           {c: f"_a{op.site.index}_{c}" for c, _ in op.args}, dict(op.args))
+                      for op in step.body.ops if isinstance(op, lanes.MakeSpawn)]
         assigned = assigned_names(step.stmts)
         by_index = gen.by_index["q_"]  # type: ignore[attr-defined]
         moved = {what for side, what, _ in gen.split_moves()  # type: ignore[attr-defined]
@@ -241,17 +229,22 @@ class LaneSpawnsEmitter:
         for g, group in enumerate(self.loops()):
             # (the reductions in the first loop only)
             reduce = None if g else gen.reduce  # type: ignore[attr-defined]
-            body = LaneIfConverter(gen, step.sites, reduce).run(step.stmts, "        ")
-            outs = [f"        st({name}, j, _m{k})" if what == "mask"
-                    else f"        st({name}, j, {self.pick(k, name.split('_', 1)[1])})"
-                    for what, name, k, _ in group]
-            for n, ty in sorted(self.bp.task.locals.items(), reverse=True):
-                body.lines.insert(0, f"        v_{n} = {zero_of(ty, '')}")
-                body.targets.insert(0, f"v_{n}")
-            for line in reversed(gen.load_fields("        ", "q_")):  # type: ignore[attr-defined]
-                body.lines.insert(0, line)
-                body.targets.insert(0, line.split("=", 1)[0].strip())
-            lines = body.slice(" ".join(outs)) + outs
+            ind = "        "
+            head = [LaneLine(f"{ind}{t} = {v}", t, frozenset({"_x"} if by_x else ()))
+                    for t, v, by_x in gen.field_loads("q_")]  # type: ignore[attr-defined]
+            head += [LaneLine(f"{ind}v_{n} = {zero_of(ty, '')}", f"v_{n}", frozenset())
+                     for n, ty in sorted(self.bp.task.locals.items())]
+            body = head + lane_lines(step.body, ind, gen.expr, reduce)  # type: ignore[attr-defined]
+            outs, need = [], set()
+            for what, name, k, _ in group:
+                if what == "mask":
+                    outs.append(f"{ind}st({name}, j, _m{k})")
+                    need.add(f"_m{k}")
+                else:
+                    column = name.split("_", 1)[1]
+                    outs.append(f"{ind}st({name}, j, {self.pick(k, column)})")
+                    need |= self.pick_reads(k, column)
+            lines = slice_lines(body, need) + outs
             if lines:
                 L.append(f"    for j in range(jend):  # {', '.join(p[1] for p in group)}")
                 L += lines
@@ -304,6 +297,14 @@ class LaneSpawnsEmitter:
             return f"copy32({src}, {at}, c_{p.name}, {d})"
         isa = self.gen.isa(8 * p.ty.dtype.itemsize)  # type: ignore[attr-defined]
         return f"compress_{isa}({src}, {at}, mk, c_{p.name}, {d})"
+
+    def pick_reads(self, k: int, col: str) -> set[str]:
+        """The lane variables :meth:`pick` reads."""
+        cand = [s for s in self.sites if k in s.kset]
+        out = {cand[-1].args[col]}
+        for s in cand[:-1]:
+            out |= {s.args[col], f"_m{s.index}"} | ({f"_k{s.index}"} if len(s.kset) > 1 else set())
+        return out
 
     def pick(self, k: int, col: str) -> str:
         """Column ``col`` of the lane's k-th spawn (the site that makes it)."""

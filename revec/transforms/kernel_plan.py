@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from revec import ir
-from revec.ir import speculable
 from revec.transforms.blocking import (
     BlockProgram,
     assigned_names,
@@ -32,70 +31,13 @@ from revec.transforms.blocking import (
     to_block_program,
     used_vars,
 )
+from revec.transforms.lanes import LaneBody, SpawnSite, if_convert, if_convertible
 from revec.transforms.show import expr as show_expr
 from revec.transforms.spawn_loops import SpawnLoop, loop_state, spawn_loop
 
 LANES = 32  # threads per vector step of every lane step (one 32-bit mask)
 SPLIT_MODES = ("vector", "scalar")
 INT64 = ir.Ty(np.dtype(np.int64))
-
-
-# ---------------------------------------------------------------- IR analyses
-def if_convertible(stmts: tuple[ir.Stmt, ...], top: bool = True) -> bool:
-    """Straight-line statements and ``if``s only (no loops, returns, unpacks under a
-    condition); everything evaluated under a condition speculable: such statements can
-    run for 32 lanes in lock step, every ``if`` turned into a lane mask."""
-    for s in stmts:
-        match s:
-            case ir.Assign(value=v):
-                if not top and not speculable(v):
-                    return False
-            case ir.Spawn(args=args):
-                if not top and not all(speculable(a) for a in args):
-                    return False
-            case ir.Reduce(value=v):
-                if not top and not speculable(v):
-                    return False
-            case ir.If(cond=c, then=a, orelse=b):
-                if not top and not speculable(c):
-                    return False
-                if not (if_convertible(a, False) and if_convertible(b, False)):
-                    return False
-            case ir.Unpack() | ir.ExprStmt():
-                if not top:
-                    return False
-            case _:
-                return False
-    return True
-
-
-@dataclass(frozen=True)
-class SpawnSite:
-    """One spawn statement of lane code: the spawn indices a lane can have there."""
-
-    index: int
-    kset: frozenset[int]
-    conditional: bool
-
-
-def spawn_sites(stmts: tuple[ir.Stmt, ...]) -> tuple[SpawnSite, ...]:
-    """The spawn sites of if-convertible ``stmts`` in program order, each with the set of
-    spawn indices a lane can have there (a lane's k-th spawn goes to child block k)."""
-    sites: list[SpawnSite] = []
-
-    def block(body: tuple[ir.Stmt, ...], cond: bool, kset: frozenset[int]) -> frozenset[int]:
-        for s in body:
-            match s:
-                case ir.Spawn():
-                    sites.append(SpawnSite(len(sites), kset, cond))
-                    kset = (kset | {k + 1 for k in kset}) if cond else \
-                        frozenset(k + 1 for k in kset)
-                case ir.If(then=a, orelse=b):
-                    kset = block(a, True, kset) | block(b, True, kset)
-        return kset
-
-    block(stmts, False, frozenset({0}))
-    return tuple(sites)
 
 
 # ---------------------------------------------------------------- the plan's parts
@@ -221,12 +163,16 @@ class LaneSpawns(Step):
     stmts: tuple[ir.Stmt, ...]
     reads: tuple[Column, ...]
     lanes: int
-    sites: tuple[SpawnSite, ...]
+    body: LaneBody  # the statements if-converted (revec/transforms/lanes.py)
     child_blocks: tuple[int, ...]
     fast_paths: tuple[str, ...]
     # run thread by thread instead (a back end without lane code), two child blocks:
     # their counters may live in registers
     counts_in_locals: bool = False
+
+    @property
+    def sites(self) -> tuple[SpawnSite, ...]:
+        return self.body.sites
 
     def detail(self) -> list[str]:
         sites = ", ".join(f"#{s.index} k in {{{', '.join(map(str, sorted(s.kset)))}}}"
@@ -268,6 +214,7 @@ class LoopPrefix(Step):
     reads: tuple[Column, ...]
     state: tuple[Column, ...]
     lanes: int  # threads whose prefix runs in lock step (1: thread by thread)
+    body: LaneBody | None  # the prefix if-converted (lanes > 1)
     fast_paths: tuple[str, ...]
 
     def detail(self) -> list[str]:
@@ -290,9 +237,13 @@ class LoopIterate(Step):
     by_index: tuple[str, ...]  # read-only fields read from the block through ``_idx``
     updated: tuple[str, ...]  # the state columns an iteration changes (the rest it reads)
     lanes: int
-    sites: tuple[SpawnSite, ...]
+    body: LaneBody  # the loop body if-converted
     dynamic: bool
     fast_paths: tuple[str, ...]
+
+    @property
+    def sites(self) -> tuple[SpawnSite, ...]:
+        return self.body.sites
 
     def detail(self) -> list[str]:
         out = [f"lanes: {self.lanes}, spawn sites: {len(self.sites)}",
@@ -391,6 +342,9 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
         r = reads(stmts)
         return Side(name, r, "index" if scalar and len(r) >= 3 else "copy")
 
+    def lanes(stmts: tuple[ir.Stmt, ...]) -> LaneBody:
+        return if_convert(stmts, tuple(c.name for c in cols), tuple(p.name for p in bp.fields))
+
     steps: list[Step] = []
     n = 0
 
@@ -415,9 +369,10 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
         steps.append(StraightSpawns(sid("straight"), bp.inductive, ind_side.columns,
                                     bp.max_spawns or 0))
     elif not dynamic and if_convertible(inductive):
-        sites = spawn_sites(inductive)
+        body = lanes(inductive)
+        sites = body.sites
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
-        steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, sites,
+        steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, body,
                                 blocks, ("a child block's 32 lanes all spawn -> copy",
                                          "none spawns -> skip"), len(blocks) == 2))
         slack = LANES
@@ -434,14 +389,16 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
             if len(ro) >= 2:
                 by_index = ro
                 state = (Column("_idx", INT64),) + tuple(c for c in state if c.name not in ro)
+        prefix_lanes = if_convertible(shape.prefix)
         steps.append(LoopPrefix(sid("loop-prefix"), shape, ind_side.columns, state,
-                                LANES if if_convertible(shape.prefix) else 1,
+                                LANES if prefix_lanes else 1,
+                                lanes(shape.prefix) if prefix_lanes else None,
                                 COMPACTION_FAST))
         changed = assigned_names(shape.loop.body) | (
             {shape.loop.var} if isinstance(shape.loop, ir.For) else set())
         updated = tuple(c.name for c in state if c.name in changed)
         steps.append(LoopIterate(sid("loop-iterate"), shape, state, by_index, updated, LANES,
-                                 spawn_sites(shape.loop.body), dynamic, COMPACTION_FAST))
+                                 lanes(shape.loop.body), dynamic, COMPACTION_FAST))
         slack = LANES
     else:
         if dynamic:

@@ -1,0 +1,208 @@
+"""If-conversion: statements run by 32 threads (lanes) in lock step as straight-line code.
+
+Spawns under conditions give each thread its own spawn indices: a thread's k-th spawn
+goes to child block k, whatever site made it.  A kernel can run such an inductive case
+(or the prefix or body of a lock-step spawn loop) for 32 threads at a time without a
+branch: every ``if`` becomes a pair of lane conditions, an assignment under a condition
+keeps the lane's old value where the condition fails, a spawn site records per lane
+whether it spawned, its spawn index and its arguments, and a reduction counts only
+where its condition holds.  This module makes that rewrite once, as data
+(:class:`LaneBody`); every back end prints it (``revec/backends/c_lanes.py``,
+``revec/backends/numba_lanes.py``) and none converts statements itself.
+
+Before (one thread)::
+
+    if c:
+        x = e
+        spawn(f, x)
+    spawn(f, y)
+
+After (each lane; ``_c0``/``_c1`` lane conditions, site ``s`` records ``m_s``, ``k_s``
+and its arguments ``a_s``)::
+
+    _k = 0
+    _c0 = c;  _c1 = not c
+    x = e if _c0 else x
+    m_0 = _c0;  k_0 = _k;  a_0 = (x,);  _k += m_0
+    m_1 = 1;    k_1 = _k;  a_1 = (y,);  _k += m_1
+
+Everything evaluated under a condition is evaluated in every lane, so it must be
+speculable (no memory reads, no calls): the kernel plan converts only statements
+:func:`if_convertible` accepts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from revec import ir
+from revec.ir import speculable
+
+
+def if_convertible(stmts: tuple[ir.Stmt, ...], top: bool = True) -> bool:
+    """Straight-line statements and ``if``s only (no loops, returns, unpacks under a
+    condition); everything evaluated under a condition speculable: such statements can
+    run for 32 lanes in lock step, every ``if`` turned into a lane mask."""
+    for s in stmts:
+        match s:
+            case ir.Assign(value=v):
+                if not top and not speculable(v):
+                    return False
+            case ir.Spawn(args=args):
+                if not top and not all(speculable(a) for a in args):
+                    return False
+            case ir.Reduce(value=v):
+                if not top and not speculable(v):
+                    return False
+            case ir.If(cond=c, then=a, orelse=b):
+                if not top and not speculable(c):
+                    return False
+                if not (if_convertible(a, False) and if_convertible(b, False)):
+                    return False
+            case ir.Unpack() | ir.ExprStmt():
+                if not top:
+                    return False
+            case _:
+                return False
+    return True
+
+
+@dataclass(frozen=True)
+class SpawnSite:
+    """One spawn statement of lane code: the spawn indices a lane can have there."""
+
+    index: int
+    kset: frozenset[int]
+    conditional: bool
+
+
+# ---------------------------------------------------------------- lane operations
+@dataclass(frozen=True)
+class Cond:
+    """Lane condition ``index``: ``cond`` (``not cond`` when ``negate``), and-ed with
+    lane condition ``guard`` (None: every lane).  An ``if`` makes two, numbered n and
+    n + 1: its then and its else branch."""
+
+    index: int
+    cond: ir.Expr
+    guard: int | None
+    negate: bool
+
+
+@dataclass(frozen=True)
+class SetVar:
+    """``target = value`` where lane condition ``guard`` holds (None: every lane); the
+    other lanes keep their old value (a select)."""
+
+    target: str
+    value: ir.Expr
+    guard: int | None
+
+
+@dataclass(frozen=True)
+class MakeSpawn:
+    """A spawn site: the lane makes it where ``guard`` holds, as its spawn number ``_k``
+    (then one more), with ``args`` (the varying columns' arguments, in column order)."""
+
+    site: SpawnSite
+    guard: int | None
+    args: tuple[tuple[str, ir.Expr], ...]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """``reduce`` where lane condition ``guard`` holds."""
+
+    stmt: ir.Reduce
+    guard: int | None
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A top-level statement every lane runs as it is (an unpack of a helper's or
+    library function's results, an expression statement)."""
+
+    stmt: ir.Stmt
+
+
+LaneOp = Cond | SetVar | MakeSpawn | Fold | Plain
+
+
+@dataclass(frozen=True)
+class LaneBody:
+    """Statements if-converted for lanes in lock step: the operations in order and the
+    spawn sites among them (each with the spawn indices a lane can have there)."""
+
+    ops: tuple[LaneOp, ...]
+    sites: tuple[SpawnSite, ...]
+
+    def render(self) -> str:
+        """A readable one-line-per-operation form (``revec transform --plan``)."""
+        from revec.transforms.show import expr as show
+
+        def g(guard: int | None) -> str:
+            return "" if guard is None else f" if _c{guard}"
+
+        out = []
+        for op in self.ops:
+            match op:
+                case Cond(index=i, cond=c, guard=gd, negate=neg):
+                    here = "" if gd is None else f"_c{gd} and "
+                    out.append(f"_c{i} = {here}{'not ' if neg else ''}({show(c)})")
+                case SetVar(target=t, value=v, guard=gd):
+                    out.append(f"{t} = {show(v)}{g(gd)}")
+                case MakeSpawn(site=s, guard=gd, args=args):
+                    a = ", ".join(f"{c}={show(e)}" for c, e in args)
+                    out.append(f"spawn site {s.index} (k in {sorted(s.kset)}): ({a}){g(gd)}")
+                case Fold(stmt=r, guard=gd):
+                    out.append(f"reduce({r.reducer}, {show(r.value)}){g(gd)}")
+                case Plain(stmt=s):
+                    out.append(f"every lane: {type(s).__name__}")
+        return "\n".join(out)
+
+
+def if_convert(stmts: tuple[ir.Stmt, ...], columns: tuple[str, ...],
+               fields: tuple[str, ...]) -> LaneBody:
+    """The lane form of :func:`if_convertible` ``stmts``.  ``fields``: the task's
+    parameters in order (a spawn's arguments); ``columns``: those a child stores (the
+    varying fields, not the invariant ones)."""
+    ops: list[LaneOp] = []
+    sites: list[SpawnSite] = []
+    nconds = 0
+
+    def block(body: tuple[ir.Stmt, ...], guard: int | None,
+              kset: frozenset[int]) -> frozenset[int]:
+        nonlocal nconds
+        for s in body:
+            match s:
+                case ir.Assign(target=t, value=v):
+                    ops.append(SetVar(t, v, guard))
+                case ir.Spawn(args=args):
+                    site = SpawnSite(len(sites), kset, guard is not None)
+                    sites.append(site)
+                    ops.append(MakeSpawn(site, guard, tuple(
+                        (f, a) for f, a in zip(fields, args) if f in columns)))
+                    kset = (kset | {k + 1 for k in kset}) if guard is not None else \
+                        frozenset(k + 1 for k in kset)
+                case ir.Reduce():
+                    ops.append(Fold(s, guard))
+                case ir.If(cond=c, then=a, orelse=b):
+                    n = nconds
+                    nconds += 2
+                    ops.append(Cond(n, c, guard, False))
+                    ops.append(Cond(n + 1, c, guard, True))
+                    kset = block(a, n, kset) | block(b, n + 1, kset)
+                case _:
+                    assert guard is None, "if_convertible: only assignments, spawns, " \
+                        "reductions and ifs under a condition"
+                    ops.append(Plain(s))
+        return kset
+
+    block(stmts, None, frozenset({0}))
+    return LaneBody(tuple(ops), tuple(sites))
+
+
+def spawn_sites(stmts: tuple[ir.Stmt, ...]) -> tuple[SpawnSite, ...]:
+    """The spawn sites of if-convertible ``stmts`` in program order, each with the set of
+    spawn indices a lane can have there (a lane's k-th spawn goes to child block k)."""
+    return if_convert(stmts, (), ()).sites
