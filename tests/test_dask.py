@@ -14,7 +14,7 @@ import pytest
 from revec.api import run_program
 from revec.bench.presets import PRESETS
 from revec.cli import main
-from revec.runtime.dask_runner import run_dask
+from revec.cluster import run_dask
 
 distributed = pytest.importorskip("distributed")
 

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         _compile(args)
     max_memory = None if args.max_memory is None else parse_size(args.max_memory)
     if args.scheduler is not None or args.dask_local is not None:
-        from revec.runtime.dask_runner import run_dask
+        from revec.cluster import run_dask
 
         result = run_dask(args.file, args.task, tuple(args.args), variant=args.variant,
                           backend=args.backend, block_size=args.block_size,

@@ -9,6 +9,10 @@ and returns its reducers and statistics.  A task lost with its worker is simply 
 again.  Results are combined in chunk order: the expansion's reducers, then chunk 0,
 1, ...; so integer, min and max results equal a single process's, and float sums
 differ by summation order only.
+
+This module drives whole runs through the API (:mod:`revec.api`: the checked program,
+the compiled task, the result), so it sits above the API in revec's layers
+(tests/test_layering.py), not in :mod:`revec.runtime` below it.
 """
 
 from __future__ import annotations
