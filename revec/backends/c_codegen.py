@@ -25,7 +25,6 @@ from revec.errors import RevecError
 from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
 from revec.transforms import kernel_plan as kp
-from revec.transforms.blocking import contains_return
 
 INLINE_ARRAY_BYTES = 1 << 16
 
@@ -98,7 +97,7 @@ class CModuleGen:
             out.append(src)
         for h in self.program.helpers.values():
             out.append(self.helper(h))
-        out.append(drop_unused_labels(self.kernel()))
+        out.append(self.kernel())
         out.append(c_driver.driver_source(self))
         out.append(c_driver.entry_source(self))
         out.append(self.seq())
@@ -209,12 +208,7 @@ class CModuleGen:
         for step in plan.steps:
             L += self.step(step, base_used, ind_used)
             self.consumed.append(step.id)
-        text = "\n".join(L)
-        # a return in the base case jumps to the base loop's own label
-        if contains_return(self.bp.base):
-            head, sep, tail = text.partition("    /* inductive case */")
-            text = head.replace("goto next_thread;", "goto next_thread_b;") + sep + tail
-        return text
+        return "\n".join(L)
 
     def step(self, step: kp.Step, base_used: set[str], ind_used: set[str]) -> list[str]:
         """The code of one step of the kernel plan."""
@@ -288,8 +282,9 @@ class CModuleGen:
             return self.narrow_sum(step.narrow_sum)
         L = ["#pragma GCC ivdep", "    for (int64_t j = 0; j < nb; j++) {"]
         L += [f"        {var(c.name)} = bp_{c.name}[j];" for c in step.reads]
-        L += CStmts(self, "kernel").block(step.stmts, "        ")
-        if step.returns:
+        body = CStmts(self, "kernel", "next_thread_b")  # a return: the base loop's label
+        L += body.block(step.stmts, "        ")
+        if body.jumped:
             L.append("        next_thread_b: ;")
         L.append("    }")
         return L
@@ -327,8 +322,11 @@ class CModuleGen:
         L.append("        int64_t si = 0;")
         L += [f"        {var(c.name)} = qp_{c.name}[j];" for c in step.reads]
         self.next_static = 0
-        L += CStmts(self, "kernel").block(self.bp.inductive, "        ")
-        L += ["        next_thread: ;", "        (void)si;", "    }"]
+        body = CStmts(self, "kernel")
+        L += body.block(self.bp.inductive, "        ")
+        if body.jumped:  # a thread's return
+            L.append("        next_thread: ;")
+        L += ["        (void)si;", "    }"]
         if isinstance(step, kp.StraightSpawns):
             L.append(f"    for (int64_t k = 0; k < {step.spawns}; k++) kc[k] = ni;")
         return L
@@ -500,15 +498,6 @@ WIDE_VECTORS = r"""
 #pragma GCC target("prefer-vector-width=512")
 #endif
 """
-
-def drop_unused_labels(text: str) -> str:
-    """The kernel ends each thread's body with a label for early returns; a kernel
-    without such a return (no ``goto``) gets none (gcc -Wall: unused label)."""
-    for label in ("next_thread", "next_thread_b"):
-        if f"goto {label};" not in text:
-            text = text.replace(f"{label}: ;", ";")
-    return text
-
 
 def generate_c_module(program: ir.Program, task: str, plan: kp.KernelPlan | None = None
                       ) -> str:

@@ -50,10 +50,14 @@ def var(name: str) -> str:
 class CStmts:
     """Statement emission; ``spawn``/``reduce``/thread return are supplied per context."""
 
-    def __init__(self, gen: CGen, mode: str) -> None:
+    def __init__(self, gen: CGen, mode: str, exit_label: str = "next_thread") -> None:
         self.gen = gen
         self.mode = mode  # "kernel" / "seq" / "helper"
         self.e = gen.expr
+        # in the kernel a thread's ``return`` jumps to the end of its loop body, at this
+        # label; ``jumped``: a jump was emitted (the caller then places the label)
+        self.exit_label = exit_label
+        self.jumped = False
 
     def block(self, stmts: tuple[ir.Stmt, ...], ind: str) -> list[str]:
         out: list[str] = []
@@ -161,7 +165,8 @@ class CStmts:
                     return [f"{ind}return {e(vals[0])};" if vals else f"{ind}return;"]
                 if self.mode == "seq":
                     return [f"{ind}return;"]
-                return [f"{ind}goto next_thread;"]
+                self.jumped = True
+                return [f"{ind}goto {self.exit_label};"]
             case ir.ExprStmt(value=v):
                 return [f"{ind}(void)({e(v)});"]
             case ir.Spawn():
