@@ -12,9 +12,16 @@ A block is a list of node ids of one level.  Executing a block of b threads coun
 
 Named strategies: ``bfs`` (B infinite), ``blocked`` (R = 0), ``reexp``.  Empty blocks
 are skipped; execution starts with the root's block in bfs mode.  An explicit stack of
-blocks replaces recursion, so deep trees need no host stack.  The threshold tests are
-those of :mod:`revec.transforms.schedule` (``next_size < B`` stays bfs,
-``child_size < R`` re-expands).
+blocks replaces recursion, so deep trees need no host stack.
+
+The policy is :mod:`revec.transforms.schedule`'s: the kernel takes both decisions and the
+utilization share through that module's own functions, compiled into it by numba (and
+inlined there, so the kernel is the one the expressions written out made), and the
+thresholds of a named strategy from :meth:`~revec.transforms.schedule.Schedule.make`.
+``tests/test_simulate.py`` compares the kernel tree by tree with the policy's
+:func:`~revec.transforms.schedule.trace` (through :mod:`revec.treegen.reference`).
+numba caches the kernel keyed by this file and simulator.py only: after editing the
+policy, delete ``revec/treegen/__pycache__/*.nb[ci]`` (or touch simulator.py).
 """
 
 from __future__ import annotations
@@ -22,9 +29,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from revec.transforms.schedule import UNBOUNDED
+from revec.transforms import schedule as policy
 
-STRATEGY_NAMES = ("bfs", "blocked", "reexp")
+STRATEGY_NAMES = policy.STRATEGIES
+
+# the policy's functions as numba compiles them into the kernel (the same Python code)
+next_block_stays_bfs = njit(inline="always")(policy.next_block_stays_bfs)
+child_block_reexpands = njit(inline="always")(policy.child_block_reexpands)
+utilization_share = njit(inline="always")(policy.utilization_share)
 
 # columns of a schedule's result row
 VEC = 0  # sum of floor(b / P) * P
@@ -46,14 +58,10 @@ threads); the next block is never executed as one block.  The numba runtime
 
 
 def thresholds(strategy: str, block_size: int, reexp_threshold: int) -> tuple[int, int]:
-    """(B, R) that make the one scheduler behave as the named strategy."""
-    if strategy == "bfs":
-        return UNBOUNDED, 0
-    if strategy == "blocked":
-        return block_size, 0
-    if strategy == "reexp":
-        return block_size, reexp_threshold
-    raise ValueError(strategy)
+    """(B, R) that make the one scheduler behave as the named strategy (the policy's
+    :meth:`~revec.transforms.schedule.Schedule.make`)."""
+    s = policy.Schedule.make(strategy, block_size, reexp_threshold)
+    return s.block_size, s.reexp_threshold
 
 
 @njit(cache=True, nogil=True)
@@ -77,8 +85,8 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
     ``levels`` levels).  ``split_switch`` selects the variant reading of the
     bfs -> blocked switch (see :data:`SWITCH_READINGS`).  ``interior[x]`` is the number
     of interior nodes in x's subtree (the sampler's ``node_m``, or
-    :func:`interior_counts`), read only when ``R <= 1``: a blocked-mode block of one
-    thread then never re-expands, so every block below it holds one thread (at most one
+    :func:`interior_counts`), read only when a blocked-mode block of one thread never
+    re-expands (``R <= 1``), so every block below it holds one thread (at most one
     child per spawn index), and its subtree of s = 2 interior + 1 nodes is counted at
     once as s blocks of one thread.
 
@@ -92,11 +100,12 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
     blocks = 0
     reexp = 0
     maxb = 0
-    if B > n:
-        # never leaves bfs mode: the blocks are the levels
+    if next_block_stays_bfs(n, B):
+        # no next block (fewer than n threads) reaches B, so the schedule never leaves
+        # bfs mode: the blocks are the levels
         for d in range(levels):
             b = level_start[d + 1] - level_start[d]
-            vec += b // P * P
+            vec += utilization_share(b, P)
             lanes += (b + P - 1) // P * P
             if b >= P:
                 wide += b
@@ -119,13 +128,13 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
         b = stk_len[sp]
         mode = stk_mode[sp]
         sp -= 1
-        if b == 1 and mode == 1 and R <= 1:
+        if b == 1 and mode == 1 and not child_block_reexpands(1, R):
             # a chain of one-thread blocks over the thread's subtree (see above)
             sz = 2 * interior[arena[off]] + 1
             blocks += sz
             lanes += sz * P
+            vec += sz * utilization_share(1, P)
             if P <= 1:
-                vec += sz
                 wide += sz
             if maxb < 1:
                 maxb = 1
@@ -135,7 +144,7 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
         if b < P:
             lanes += P
         else:
-            full = b // P * P
+            full = utilization_share(b, P)
             vec += full
             lanes += full if full == b else full + P
             wide += b
@@ -150,7 +159,7 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
             c += f >= 0
         if c == 0:
             continue
-        if mode == 0 and split_switch != 0 and 2 * c >= B:
+        if mode == 0 and split_switch != 0 and not next_block_stays_bfs(2 * c, B):
             # the variant reading (the runtime's, see docs/treegen.md): a next block of
             # B or more threads is not executed whole; its child blocks by spawn index
             # are, each in bfs mode if it holds fewer than R threads
@@ -162,7 +171,7 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
             sp += 1
             stk_off[sp] = off
             stk_len[sp] = 2 * c
-            stk_mode[sp] = 0 if 2 * c < B else 1
+            stk_mode[sp] = 0 if next_block_stays_bfs(2 * c, B) else 1
         else:
             # child block 1 (second children) is pushed first, at [off, off + c), so
             # that block 0 (first children, at [off + c, off + 2c)) and its subtree run
@@ -171,7 +180,8 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
                 f = arena[off + k]
                 arena[off + c + k] = f
                 arena[off + k] = f + 1
-            cm = 0 if c < R else 1
+            reexpands = child_block_reexpands(c, R)
+            cm = 0 if reexpands else 1
             sp += 1
             stk_off[sp] = off
             stk_len[sp] = c
@@ -180,7 +190,7 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
             stk_off[sp] = off + c
             stk_len[sp] = c
             stk_mode[sp] = cm
-            if c < R:
+            if reexpands:
                 reexp += 2
     out[VEC] = vec
     out[LANES] = lanes
