@@ -16,7 +16,11 @@ State (all int64 unless noted):
   summed growth factor of re-expanded blocks returning to blocked mode there, and
   the number of such returns.
 
-The threshold comparisons are exactly those of :mod:`revec.transforms.schedule`.
+The schedule policy (which block runs in which mode, the thresholds B and R, the
+utilization share) is defined once, in ``revec/transforms/schedule.py``; :func:`pick`,
+:func:`finish` and :func:`account` restate its comparisons in compiled code, and
+``tests/test_schedule_policy.py`` checks every statistic of this driver against the
+policy's trace over each program's task tree.
 """
 
 from __future__ import annotations
@@ -108,7 +112,8 @@ def pick(rec, st, seg, lv, R):  # type: ignore[no-untyped-def]
         off = seg[s, 0]
         depth = rec[sp, DEPTH]
         if n < R:
-            # re-expansion: this child block runs in bfs mode
+            # re-expansion: this child block runs in bfs mode (the policy's
+            # child_block_reexpands, revec/transforms/schedule.py)
             top = rec[sp, END]
             sp += 1
             rec[sp, KIND] = 0
@@ -155,7 +160,7 @@ def account(lv, st, n, nb, P):  # type: ignore[no-untyped-def]
     lv[depth, L_TASKS] += n
     lv[depth, L_LEAVES] += nb
     st[BLOCKS] += 1
-    st[VEC] += n // P * P
+    st[VEC] += n // P * P  # the policy's utilization_share (revec/transforms/schedule.py)
     if depth > st[MAXDEPTH]:
         st[MAXDEPTH] = depth
 
@@ -201,7 +206,8 @@ def finish(rec, st, seg, lv, kcnt, kused, B):  # type: ignore[no-untyped-def]
         return
     base = rec[sp, BASE]
     if m < B:
-        # still bfs: the next block replaces this one
+        # still bfs: the next block replaces this one (the policy's next_block_stays_bfs,
+        # revec/transforms/schedule.py)
         rec[sp, OFF] = base
         rec[sp, N] = m
         rec[sp, END] = base + m

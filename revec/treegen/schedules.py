@@ -53,8 +53,9 @@ SWITCH_READINGS = ("whole", "split")
 (DESIGN.md section 3 as written): the children form the next block, executed in
 blocked mode.  ``split``: the children are grouped by spawn index at once, and each
 group is executed as a blocked-mode child block (in bfs mode if it holds fewer than R
-threads); the next block is never executed as one block.  The numba runtime
-(revec/runtime/numba_scheduler.py) currently follows ``split``."""
+threads); the next block is never executed as one block.  Both runtime drivers follow
+``whole``, the policy of :mod:`revec.transforms.schedule` (they followed ``split`` until
+2026-11-22, docs/treegen.md)."""
 
 
 def thresholds(strategy: str, block_size: int, reexp_threshold: int) -> tuple[int, int]:

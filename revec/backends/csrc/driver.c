@@ -18,6 +18,11 @@
    continuation), half of its pending child blocks (the last ones); if there is none,
    half of the top bfs block when it holds at least RV_MIN_SPLIT threads.
 
+   The schedule policy (the bfs / blocked / re-expansion decisions, B, R and the
+   utilization share) is defined once, in revec/transforms/schedule.py; rv_schedule
+   restates its comparisons, and tests/test_schedule_policy.py checks every statistic
+   of this driver against the policy's trace over each program's task tree.
+
    Termination: rv_busy counts the workers that hold work.  A worker whose stack empties
    decrements it; a victim that gives work increments it on the thief's behalf *before*
    answering, while it itself still holds work, so the count never reads 0 while work
@@ -301,6 +306,7 @@ static void rv_schedule(rv_worker *w) {
             if (n == 0) continue;
             off = seg[s][0];
             depth = rec[sp][DEPTH];
+            /* child_block_reexpands (revec/transforms/schedule.py) */
             if (n < R) {  /* re-expansion: this child block runs in bfs mode */
                 int64_t top = rec[sp][END];
                 sp += 1;
@@ -327,7 +333,7 @@ static void rv_schedule(rv_worker *w) {
         int64_t nb = rvm_block(off, n, out_base, &kused, &kcnt);
         int64_t ni = n - nb + slack;  /* child block k starts at out_base + k * ni */
         lv[depth][L_TASKS] += n; lv[depth][L_LEAVES] += nb;
-        st[BLOCKS] += 1; st[VEC] += n / P * P;
+        st[BLOCKS] += 1; st[VEC] += n / P * P;  /* utilization_share (schedule.py) */
         if (depth > st[MAXDEPTH]) st[MAXDEPTH] = depth;
         if (mode == 0) {
             int64_t dst = rec[sp][BASE];
@@ -357,7 +363,7 @@ static void rv_schedule(rv_worker *w) {
         }
         if (m == 0) { st[SP] = sp - 1; continue; }
         int64_t base = rec[sp][BASE];
-        if (m < B) {
+        if (m < B) {  /* next_block_stays_bfs (revec/transforms/schedule.py) */
             rec[sp][OFF] = base; rec[sp][N] = m; rec[sp][END] = base + m;
             rec[sp][DEPTH] = depth + 1;
             continue;
