@@ -43,7 +43,7 @@ def test_both_emitters_consume_every_step(path: Path) -> None:
             nb = NumbaModuleGen(program, task, mode)
             nb.generate()
             assert nb.plan == kp.build_plan(program, task,
-                                            "scalar" if mode == "scalar" else "vector")
+                                            "scalar" if mode == "scalar" else "vector", "numba")
             assert tuple(nb.consumed) == nb.plan.step_ids, \
                 f"the numba emitter ({mode}) skipped a plan step"
 
@@ -80,10 +80,19 @@ def test_loop_state_of_a_for_and_a_while() -> None:
     # uts' ``for i in range(kids)`` carries i and its stop; nqueens' while carries free
     assert {c.name for c in uts.loop[0].state} >= {"i", "_stop", "h0", "h4"}
     assert {c.name for c in nq.loop[0].state} == {"free", "cols", "d1", "d2"}
-    # an iteration changes only these (a back end updating the lists in place writes
-    # back nothing else)
-    assert nq.loop[1].updated == ("free",)
-    assert "i" in uts.loop[1].updated and "_stop" not in uts.loop[1].updated
+    # an iteration changes only these: the numba target updates the lists in place and
+    # writes back nothing else; the C target stages every lane's whole state
+    program = get_program(ROOT / "benchmarks" / "nqueens.py")
+    nq_numba = kp.build_plan(program, "nqueens", target="numba").loop
+    program = get_program(ROOT / "benchmarks" / "uts.py")
+    uts_numba = kp.build_plan(program, "uts", target="numba").loop
+    assert nq_numba is not None and uts_numba is not None
+    assert nq_numba[1].updated == ("free",)
+    assert "i" in uts_numba[1].updated and "_stop" not in uts_numba[1].updated
+    assert nq.loop[1].updated == tuple(c.name for c in nq.loop[1].state)
+    # the C target runs prefix and iterations as lane code, numba thread by thread
+    assert nq.loop[0].lanes == nq.loop[1].lanes == kp.LANES
+    assert nq_numba[0].lanes == nq_numba[1].lanes == 1 and nq_numba[1].body is None
     # nqueens' n is passed on unchanged (one value per tree), row is level-uniform
     assert [c.name for c in nq.invariant] == ["n"]
     assert [c.name for c in nq.uniform] == ["row"]

@@ -38,6 +38,7 @@ class CModuleGen:
         # the kernel's shape, decided once for every back end
         self.plan = kp.build_plan(program, task) if plan is None else plan
         assert self.plan.task == task and self.plan.split_mode == "vector"
+        assert self.plan.target.name == "c", "a plan for another back end"
         self.bp = self.plan.bp
         self.t = self.bp.task
         self.arrays = sorted(program.arrays)

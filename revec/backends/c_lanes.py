@@ -160,6 +160,9 @@ class LoopEmitter:
         self.columns = columns
         self.dynamic = dynamic
         assert not iterate.by_index, "the C kernels carry every state field"
+        # phase B stages every lane's whole state and compacts it into the next list
+        assert iterate.updated == tuple(c.name for c in iterate.state)
+        assert iterate.lanes == LANES and iterate.body is not None
         self.state = [StateVar(c.name if c.name == "_stop" else var(c.name),
                                "int64_t" if c.name == "_stop" else ctype(c.ty))
                       for c in prefix.state]
@@ -294,6 +297,7 @@ class LoopEmitter:
         full = kind == "full"
         gen, var = self.gen, self.var
         loop = self.shape.loop
+        assert self.iterate_step.body is not None
         code = lane_code(self.iterate_step.body, ind + "    ", gen.expr, gen.lane_reduce,
                          CStmts(gen, "kernel").stmt)
         L = [f"{ind}uint8_t go[{LANES}];"]

@@ -159,8 +159,9 @@ class NumbaModuleGen:
         # steps a column costs one step per 32 threads and contiguous columns let LLVM
         # vectorize the thread loops (no gathers): copies.  Measured: see docs/design.md
         mode = "scalar" if self.compaction == "scalar" else "vector"
-        self.plan = kp.build_plan(program, task, mode) if plan is None else plan
+        self.plan = kp.build_plan(program, task, mode, "numba") if plan is None else plan
         assert self.plan.task == task and self.plan.split_mode == mode
+        assert self.plan.target.name == "numba", "a plan for another back end"
         self.bp: BlockProgram = self.plan.bp
         self.consumed: list[str] = []  # the ids of the plan steps the kernel emitted
         self.straight = isinstance(self.plan.step(kp.StraightSpawns), kp.StraightSpawns)
@@ -355,9 +356,7 @@ class NumbaModuleGen:
 
     def base_case(self, step: kp.BaseCase) -> list[str]:
         """The base case over the base threads (a fresh call only)."""
-        # (a narrow sum, step.narrow_sum, runs as this plain loop: LLVM vectorizes the
-        # widening sum, and a 32-bit running sum measured slower in numba: fib(40)
-        # reexp B = 4096 0.32 s -> 0.41 s, one A/B pair at load 2.5)
+        assert step.narrow_sum is None  # (the numba target's plans sum in 64 bits)
         return ["        # base case over the base threads", "        for j in range(nb):",
                 *self.thread_body(step.stmts, self.bp.task.locals, "            ", src="b_")]
 
@@ -509,6 +508,7 @@ class NumbaModuleGen:
         bp = self.bp
         shape = step.shape
         loop = shape.loop
+        assert step.lanes == 1, "numba kernels run the prefix thread by thread"
         nf = len(bp.fields)
         mc = self.mask_column()
         L = ["    # inductive case: a loop making one spawn per iteration, in lock step",
@@ -546,6 +546,7 @@ class NumbaModuleGen:
         bp = self.bp
         shape = step.shape
         loop = shape.loop
+        assert step.lanes == 1, "numba kernels run the active threads one by one"
         dynamic = step.dynamic
         stm = StmtEmitter(self.expr, var, spawn=self.lock_spawn, reduce=self.reduce)
         L = ["    # phase B: iteration it of every active thread makes its spawn it; the",

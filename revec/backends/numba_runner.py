@@ -229,7 +229,8 @@ class NumbaTask:
         self.task = program.tasks[task]
         # the kernel plan, built once: the generated module and the driver's columns
         # follow it
-        self.plan = build_plan(program, task, "scalar" if compaction == "scalar" else "vector")
+        self.plan = build_plan(program, task, "scalar" if compaction == "scalar" else "vector",
+                               "numba")
         self.source = generate_numba_module(program, task, compaction, self.plan)
         t0 = time.perf_counter()
         self.module = load_generated(self.source, f"{Path(program.path).stem}_{task}")

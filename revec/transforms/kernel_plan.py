@@ -40,6 +40,37 @@ SPLIT_MODES = ("vector", "scalar")
 INT64 = ir.Ty(np.dtype(np.int64))
 
 
+@dataclass(frozen=True)
+class Target:
+    """What one back end's kernels do best, as measured there: the plan decides the
+    kernel's shape for one target, and that back end's emitter follows every decision
+    (none is re-derived or ignored by an emitter)."""
+
+    name: str
+    # a lock-step spawn loop's prefix and iterations as if-converted lane code, 32
+    # threads at a time (C: gcc vectorizes it); else thread by thread over the active
+    # list (numba: LLVM leaves such lane code scalar, see docs/design.md)
+    loop_lanes: bool
+    # a base case summing a narrow column into a 64-bit sum: 32-bit runs (C); numba
+    # measured slower than its plain widening loop (fib(40) reexp 0.32 -> 0.41 s)
+    narrow_sum: bool
+    # thread-by-thread spawns into two child blocks keep both counters in locals
+    # (numba: parentheses(16) 0.545 -> 0.463 s; with three it was slower)
+    counts_in_locals: bool
+    # phase B of a lock-step loop stores back only the state an iteration changes, in
+    # place, and compacts the list (numba); else every lane stages its whole state and
+    # the staged state is compacted into the next list (C)
+    state_in_place: bool
+
+
+TARGETS = {
+    "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
+                state_in_place=False),
+    "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
+                    state_in_place=True),
+}
+
+
 # ---------------------------------------------------------------- the plan's parts
 @dataclass(frozen=True)
 class Column:
@@ -177,11 +208,14 @@ class LaneSpawns(Step):
     def detail(self) -> list[str]:
         sites = ", ".join(f"#{s.index} k in {{{', '.join(map(str, sorted(s.kset)))}}}"
                           + (" conditional" if s.conditional else "") for s in self.sites)
-        return [f"reads {_names(self.reads)}", f"lanes: {self.lanes}",
-                f"spawn sites: {sites}",
-                f"child blocks: {', '.join(map(str, self.child_blocks))} (one compaction "
-                "step per column each)",
-                "fast paths: " + "; ".join(self.fast_paths)]
+        out = [f"reads {_names(self.reads)}", f"lanes: {self.lanes}",
+               f"spawn sites: {sites}",
+               f"child blocks: {', '.join(map(str, self.child_blocks))} (one compaction "
+               "step per column each)",
+               "fast paths: " + "; ".join(self.fast_paths)]
+        if self.counts_in_locals:
+            out.append("the threads past the last full step: two counters in locals")
+        return out
 
 
 @dataclass(frozen=True)
@@ -219,7 +253,7 @@ class LoopPrefix(Step):
 
     def detail(self) -> list[str]:
         how = (f"prefix as lane code, {self.lanes} lanes" if self.lanes > 1
-               else "prefix thread by thread (not if-convertible)")
+               else "prefix thread by thread")
         return [f"reads {_names(self.reads)}", how,
                 f"active list <- {_names(self.state)} (compaction per state column)",
                 "fast paths: " + "; ".join(self.fast_paths)]
@@ -235,19 +269,23 @@ class LoopIterate(Step):
     shape: SpawnLoop
     state: tuple[Column, ...]
     by_index: tuple[str, ...]  # read-only fields read from the block through ``_idx``
-    updated: tuple[str, ...]  # the state columns an iteration changes (the rest it reads)
-    lanes: int
-    body: LaneBody  # the loop body if-converted
+    # the state columns an iteration stores back (in place: those it changes; staged:
+    # all of them)
+    updated: tuple[str, ...]
+    lanes: int  # active threads per pass as lane code (1: thread by thread)
+    body: LaneBody | None  # the loop body if-converted (lanes > 1)
     dynamic: bool
     fast_paths: tuple[str, ...]
 
     @property
     def sites(self) -> tuple[SpawnSite, ...]:
-        return self.body.sites
+        return self.body.sites if self.body is not None else ()
 
     def detail(self) -> list[str]:
-        out = [f"lanes: {self.lanes}, spawn sites: {len(self.sites)}",
-               f"state an iteration changes: {', '.join(self.updated) or '-'}",
+        how = (f"lanes: {self.lanes}, spawn sites: {len(self.sites)}" if self.lanes > 1
+               else "active threads one by one")
+        out = [how,
+               f"state an iteration stores back: {', '.join(self.updated) or '-'}",
                "iteration it -> child block it, one child per active thread (dense)",
                f"next active list <- {_names(self.state)} (compaction per state column)"]
         if self.by_index:
@@ -279,6 +317,7 @@ class KernelPlan:
     task: str
     source: str
     bp: BlockProgram
+    target: Target
     split_mode: str  # "vector" (compaction steps) / "scalar" (branch-free scalar steps)
     columns: tuple[Column, ...]  # the fields that vary between threads
     invariant: tuple[Column, ...]
@@ -301,7 +340,8 @@ class KernelPlan:
         return None
 
     def render(self) -> str:
-        L = [f"kernel plan of task {self.task} ({self.source})",
+        L = [f"kernel plan of task {self.task} ({self.source}) for the {self.target.name} "
+             "back end",
              f"columns: {_names(self.columns)}",
              f"invariant (one value per tree): {_names(self.invariant)}",
              f"level-uniform (one value per block): {_names(self.uniform)}",
@@ -318,14 +358,17 @@ def _names(cols: tuple[Column, ...]) -> str:
 
 
 # ---------------------------------------------------------------- building
-def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> KernelPlan:
-    """The kernel plan of ``task``.  ``split_mode`` ``scalar``: the split and the active
-    lists use branch-free scalar steps (the numba back end's ``compaction="scalar"``);
-    then a side reading three or more columns keeps arena indices, and a lock-step
-    loop's read-only fields are read through the thread's index (fewer stores per
-    thread: the store port is the scalar steps' bottleneck)."""
+def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
+               target: Target | str = "c") -> KernelPlan:
+    """The kernel plan of ``task`` for ``target`` (a :class:`Target` or the name of one
+    of :data:`TARGETS`).  ``split_mode`` ``scalar``: the split and the active lists use
+    branch-free scalar steps (the numba back end's ``compaction="scalar"``); then a side
+    reading three or more columns keeps arena indices, and a lock-step loop's read-only
+    fields are read through the thread's index (fewer stores per thread: the store port
+    is the scalar steps' bottleneck)."""
     if split_mode not in SPLIT_MODES:
         raise ValueError(f"split mode {split_mode!r}")
+    tg = TARGETS[target] if isinstance(target, str) else target
     bp = to_block_program(program, task)
     t = bp.task
     cols = tuple(Column(p.name, p.ty) for p in bp.columns)
@@ -361,7 +404,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
                        ("all base -> copies", "all inductive -> copies",
                         "else one compaction step per moved column and side")))
     steps.append(BaseCase(sid("base"), bp.base, base_side.columns,
-                          narrow_sum(program, bp, base_side), contains_return(bp.base)))
+                          narrow_sum(program, bp, base_side) if tg.narrow_sum else None,
+                          contains_return(bp.base)))
     inductive = strip_final_return(bp.inductive)
     dynamic = bp.max_spawns is None
     slack = 0
@@ -374,7 +418,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
         steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, body,
                                 blocks, ("a child block's 32 lanes all spawn -> copy",
-                                         "none spawns -> skip"), len(blocks) == 2))
+                                         "none spawns -> skip"),
+                                tg.counts_in_locals and len(blocks) == 2))
         slack = LANES
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
@@ -389,16 +434,19 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
             if len(ro) >= 2:
                 by_index = ro
                 state = (Column("_idx", INT64),) + tuple(c for c in state if c.name not in ro)
-        prefix_lanes = if_convertible(shape.prefix)
+        prefix_lanes = tg.loop_lanes and if_convertible(shape.prefix)
         steps.append(LoopPrefix(sid("loop-prefix"), shape, ind_side.columns, state,
                                 LANES if prefix_lanes else 1,
                                 lanes(shape.prefix) if prefix_lanes else None,
                                 COMPACTION_FAST))
         changed = assigned_names(shape.loop.body) | (
             {shape.loop.var} if isinstance(shape.loop, ir.For) else set())
-        updated = tuple(c.name for c in state if c.name in changed)
-        steps.append(LoopIterate(sid("loop-iterate"), shape, state, by_index, updated, LANES,
-                                 lanes(shape.loop.body), dynamic, COMPACTION_FAST))
+        updated = tuple(c.name for c in state
+                        if c.name in changed or not tg.state_in_place)
+        steps.append(LoopIterate(sid("loop-iterate"), shape, state, by_index, updated,
+                                 LANES if tg.loop_lanes else 1,
+                                 lanes(shape.loop.body) if tg.loop_lanes else None,
+                                 dynamic, COMPACTION_FAST))
         slack = LANES
     else:
         if dynamic:
@@ -409,10 +457,10 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector") -> Ke
         else:
             reason = "no lane shape fits"
         steps.append(ThreadSpawns(sid("threads"), bp.inductive, ind_side.columns, dynamic,
-                                  bp.max_spawns == 2, reason))
+                                  tg.counts_in_locals and bp.max_spawns == 2, reason))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
-    return KernelPlan(task, Path(program.path).name, bp, split_mode, cols, invariant, uniform,
-                      tuple(steps), slack)
+    return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
+                      uniform, tuple(steps), slack)
 
 
 def _params(bp: BlockProgram, cols: tuple[Column, ...]) -> tuple[ir.Param, ...]:

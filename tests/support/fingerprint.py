@@ -86,7 +86,8 @@ def derived(path: Path) -> Iterator[tuple[str, str]]:
     for name, t in program.tasks.items():
         yield f"{name}.ir", repr(t)
         yield f"{name}.plan", build_plan(program, name).render()
-        yield f"{name}.plan-scalar", build_plan(program, name, "scalar").render()
+        yield f"{name}.plan-numba", build_plan(program, name, target="numba").render()
+        yield f"{name}.plan-numba-scalar", build_plan(program, name, "scalar", "numba").render()
         yield f"{name}.c", generate_c_module(program, name)
         yield f"{name}.numba", generate_numba_module(program, name)
         yield f"{name}.numba-scalar", generate_numba_module(program, name, "scalar")
