@@ -188,8 +188,10 @@ class NumbaModuleGen:
         # frame fields the loop only reads, read from the block through the thread's index
         self.loop_reads: list[str] = [] if loop is None else list(loop[1].by_index)
         self._lanes: LaneSpawnsEmitter | None = None
-        # the scratch columns' sizes for a block of n threads (column: per thread, fixed)
+        # the scratch columns' sizes for a block of n threads (column: per thread, fixed),
+        # decided before anything is emitted
         self.scratch_need: dict[int, tuple[int, int]] = {}
+        self.scratch_layout()
 
     def constant(self, name: str) -> bool:
         """Is array ``name`` written into the module (small, and its values' reprs are
@@ -206,6 +208,25 @@ class NumbaModuleGen:
         return f"lib_{name}({', '.join(args)})"
 
     # ------------------------------------------------------------------ module
+    def scratch_layout(self) -> None:
+        """The scratch byte columns after the 3 x nparams frame / base / inductive ones,
+        numbered from the plan: the base and inductive index lists (a side keeping arena
+        indices), two active lists per lock-step state column, the split's (and the
+        active lists') mask bytes, then the lane-spawns step's pass and fill columns."""
+        nf = len(self.bp.fields)
+        for c, src in enumerate(("b_", "q_")):
+            if self.by_index[src]:
+                self.need(3 * nf + c, 8, 0)
+        for e, (_, ty) in enumerate(self.state):
+            size = ty.dtype.itemsize
+            self.need(3 * nf + 2 + 2 * e, size, LANES * size)
+            self.need(3 * nf + 3 + 2 * e, size, LANES * size)
+        self.need(self.mask_column(), 1, LANES)
+        lanes = self.lanes()
+        if lanes is not None:
+            for c, per_thread, fixed in lanes.scratch_columns():
+                self.need(c, per_thread, fixed)
+
     def need(self, c: int, per_thread: int, fixed: int) -> None:
         """Scratch column ``c`` holds ``n * per_thread + fixed`` bytes when the kernel
         runs a block of ``n`` threads: the driver grows it before the call.  (The kernel
@@ -219,7 +240,6 @@ class NumbaModuleGen:
         sizes = [0 if p.name in self.bp.invariant else p.ty.dtype.itemsize
                  for p in self.bp.fields]
         isas = ", ".join(f"{w}-bit {self.isa(w)}" for w in (8, 16, 32, 64))
-        kernel = self.kernel()  # (first: it records the scratch columns' sizes)
         first = 3 * len(sizes)
         scratch = [x for c in range(first, first + self.scratch_columns())
                    for x in self.scratch_need.get(c, (0, 0))]
@@ -240,7 +260,7 @@ class NumbaModuleGen:
                        f"lib_{lib} = _LIBRARY[{lib!r}].numba\n")
         for h in self.program.helpers.values():
             out.append(self.helper(h))
-        out.append(kernel)
+        out.append(self.kernel())
         return "\n\n".join(out) + "\n"
 
     def helper(self, h: ir.HelperDef) -> str:
@@ -336,7 +356,6 @@ class NumbaModuleGen:
                 w(f"    q_{p.name} = {column(2 * nf + i, p.ty)}")
         for c, (src, who) in enumerate((("b_", "base"), ("q_", "inductive"))):
             if self.by_index[src]:
-                self.need(3 * nf + c, 8, 0)
                 w(f"    {src[0]}i = {column(3 * nf + c, ir.Ty(np.dtype(np.int64)))}"
                   f"  # {who} threads' indices")
         w("    meta = column_ptr(ints, 3, int64)")
@@ -468,7 +487,6 @@ class NumbaModuleGen:
         moved columns (:meth:`compact_calls`: 32 threads per vector step, the rest thread
         by thread)."""
         mc = self.mask_column()
-        self.need(mc, 1, LANES)
         L = ["        # is-base test over all threads (one vectorizable pass into mask bytes), then",
              "        # a stream compaction of the block into its base and its inductive threads",
              "        # (both dense), 32 threads per vector step",
@@ -516,12 +534,8 @@ class NumbaModuleGen:
              "    # (sb_*) with whether it enters the loop (mb); those threads -> the active",
              "    # list (sa_*) by vector compaction steps",
              f"    mb = {column(mc)}"]
-        self.need(mc, 1, LANES)
         for e, (name, ty) in enumerate(self.state):
             c = 3 * nf + 2 + 2 * e
-            size = ty.dtype.itemsize
-            self.need(c, size, LANES * size)
-            self.need(c + 1, size, LANES * size)
             L += [f"    sa_{name} = {column(c, ty)}",
                   f"    sb_{name} = {column(c + 1, ty)}"]
         if isinstance(loop, ir.For):

@@ -206,6 +206,17 @@ class LaneSpawnsEmitter:
         """The scratch byte columns the step keeps."""
         return len(self.passes) + len(self.fills)
 
+    def scratch_columns(self) -> list[tuple[int, int, int]]:
+        """(column, bytes per thread, fixed bytes) of each: a pass stores one value per
+        thread (32 more for the last step's full-width store), a fill 32 values."""
+        out = []
+        for c, (_, _, _, ty) in enumerate(self.passes):
+            size = 1 if ty is None else ty.dtype.itemsize
+            out.append((self.first + c, size, LANES * size))
+        for c, (_, ty) in enumerate(self.fills.values(), len(self.passes)):
+            out.append((self.first + c, 0, LANES * ty.dtype.itemsize))
+        return out
+
     def emit(self) -> list[str]:
         gen = self.gen
         step = self.step
@@ -215,14 +226,10 @@ class LaneSpawnsEmitter:
              "    # spawn (bit operations on the sites' masks) are appended to child block",
              "    # k by one compaction step per column (all 32: copies; none: skipped)",
              f"    jend = ni - ni % {LANES}"]
-        for c, (_, _, _, ty) in enumerate(self.passes):
-            size = 1 if ty is None else ty.dtype.itemsize
-            self.gen.need(self.first + c, size, LANES * size)  # type: ignore[attr-defined]
         for c, (_, name, _, ty) in enumerate(self.passes):
             L.append(f"    {name} = column_ptr(cols, {self.first + c}, "
                      f"{'uint8' if ty is None else np_type(ty, '')})")
         for c, (text, (name, ty)) in enumerate(self.fills.items(), len(self.passes)):
-            self.gen.need(self.first + c, 0, LANES * ty.dtype.itemsize)  # type: ignore[attr-defined]
             L += [f"    {name} = column_ptr(cols, {self.first + c}, {np_type(ty, '')})",
                   f"    for u in range({LANES}):",
                   f"        st({name}, u, {text})"]
