@@ -491,9 +491,10 @@ class NumbaModuleGen:
              "        # a stream compaction of the block into its base and its inductive threads",
              "        # (both dense), 32 threads per vector step",
              f"        mb = {column(mc)}",
-             "        for t in range(n):",
-             "            i = off + t"]
-        L += self.load_fields("            ")
+             "        for t in range(n):"]
+        if step.reads:  # the columns the plan says the mask reads (thread i = off + t)
+            L.append("            i = off + t")
+            L += [f"            {var(c.name)} = {ld(col(c.name), 'i')}" for c in step.reads]
         L.append(f"            {st('mb', 't', self.expr(step.mask))}")
         moves: dict[str, list[tuple[str, str, int]]] = {"b_": [], "q_": []}
         for side, what, d in self.split_moves():
@@ -621,13 +622,10 @@ class NumbaModuleGen:
                 + [f"{ind}{st(col(p.name), 'd + a', t)}"
                    for p, t in zip(self.bp.columns, tmp)])
 
-    def field_loads(self, src: str = "") -> list[tuple[str, str, bool]]:
-        """(variable, value, reads ``_x``) of each load of a thread's frame: from the
-        block (``src`` empty, thread ``i``) or from a compacted base (``b_``) / inductive
-        (``q_``) column (thread ``j``, or through the arena index ``_x`` of a side keeping
-        indices)."""
-        if not src:
-            return [(var(p.name), ld(col(p.name), "i"), False) for p in self.varying]
+    def field_loads(self, src: str) -> list[tuple[str, str, bool]]:
+        """(variable, value, reads ``_x``) of each load of a thread's frame from a
+        compacted base (``b_``) / inductive (``q_``) column (thread ``j``, or through the
+        arena index ``_x`` of a side keeping indices)."""
         used = used_vars(self.bp.base if src == "b_" else self.bp.inductive)
         if self.by_index[src]:
             return [("_x", ld(src[0] + "i", "j"), False)] + [
@@ -636,7 +634,7 @@ class NumbaModuleGen:
         return [(var(p.name), ld(src + p.name, "j"), False) for p in self.varying
                 if p.name in used]
 
-    def load_fields(self, ind: str, src: str = "") -> list[str]:
+    def load_fields(self, ind: str, src: str) -> list[str]:
         """The lines of :meth:`field_loads`."""
         return [f"{ind}{target} = {value}" for target, value, _ in self.field_loads(src)]
 
