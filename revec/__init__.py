@@ -8,24 +8,18 @@ adds ``fib.run(...)`` (compile and run, :mod:`revec.api`).
 This package sits above the API in revec's layers (tests/test_layering.py): the language
 imports nothing of the API, and the API is imported only when a task is first run, so
 ``import revec`` and decorating a task cost no more than numpy (a program run as plain
-Python, the sequential reference, never loads the compiler).
+Python, the sequential reference, never loads the compiler).  Importing revec changes
+no process-wide setting (environment, recursion limit, numba's configuration): revec's
+own numba compiles format numba's messages without colour only while they run
+(:class:`revec.runtime.numba_pipeline._PlainErrorMessages`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-# numba formats an error message, with terminal colours by colorama, for each of the
-# hundreds of overload candidates and global values it rejects while typing a kernel
-# (about 450 per generated program); the colouring alone was about 5% of a kernel's
-# compile (6 generated programs, 3 interleaved runs each, 2-core AMD EPYC: 5.04-6.33 s
-# -> 4.75-5.05 s of CPU).  revec reports its own errors, so numba's need no colour; a
-# user who sets the variable keeps their choice.  numba reads it when first imported.
-os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
-
-from revec.lang import Reducer, Task, reduce, spawn  # noqa: E402
+from revec.lang import Reducer, Task, reduce, spawn
 
 if TYPE_CHECKING:
     from revec.api import RunResult

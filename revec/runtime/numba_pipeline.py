@@ -49,7 +49,7 @@ from __future__ import annotations
 from typing import Any
 
 import numba
-from numba.core import types
+from numba.core import errors, types
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import PassManager, register_pass
 from numba.core.typed_passes import DumpParforDiagnostics, NativeLowering, NopythonTypeInference
@@ -224,18 +224,62 @@ _NOT_IN_GENERATED_CODE = frozenset({
     FindLiterallyCalls, LiteralUnroll, DumpParforDiagnostics})
 
 
-class KernelPipeline(CompilerBase):
+def _unmarked(msg: str, color: Any = None, style: Any = None) -> str:
+    return msg
+
+
+class _PlainErrorMessages:
+    """While active, numba formats error messages without terminal colours.
+
+    numba formats a message, coloured by colorama, for each of the hundreds of overload
+    candidates and global values it rejects while typing a kernel (about 450 per
+    generated program); the colouring alone was about 5% of a kernel's compile (6
+    generated programs, 3 interleaved runs each, 2-core AMD EPYC: 5.04-6.33 s -> 4.75-5.05
+    s of CPU).  revec reports its own errors, so its own compiles need no colour; but
+    revec changes no process-wide setting, so the user's numba code keeps its colours.
+    numba 0.68 picks its scheme once (``NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING`` is
+    read when ``numba.core.errors`` is imported), every module shares the one instance
+    ``errors.termcolor()`` returns, and a colouring scheme marks text up in ``_markup``:
+    while active, that instance's ``_markup`` (an instance attribute, deleted on exit)
+    returns the text unchanged.  Compiles run under numba's compiler lock, nested ones
+    in the same thread, so a depth count restores the scheme at the outermost exit.
+    """
+
+    depth = 0
+
+    def __enter__(self) -> None:
+        scheme = errors.termcolor()
+        if _PlainErrorMessages.depth == 0 and hasattr(type(scheme), "_markup"):
+            scheme._markup = _unmarked
+        _PlainErrorMessages.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _PlainErrorMessages.depth -= 1
+        if _PlainErrorMessages.depth == 0:
+            vars(errors.termcolor()).pop("_markup", None)
+
+
+class _PlainCompiler(CompilerBase):
+    """A numba compiler whose whole pipeline runs with :class:`_PlainErrorMessages`."""
+
+    def _compile_core(self) -> Any:
+        with _PlainErrorMessages():
+            return super()._compile_core()
+
+
+class KernelPipeline(_PlainCompiler):
     """Generated kernels and helpers: numba's nopython pipeline without the passes for
-    Python constructs generated code never has, with call typing memoized."""
+    Python constructs generated code never has, with call typing memoized and plain
+    error messages."""
 
     def define_pipelines(self) -> list[PassManager]:
         return [_nopython_pipeline(self.state, _NOT_IN_GENERATED_CODE)]
 
 
-class MemoizedPipeline(CompilerBase):
+class MemoizedPipeline(_PlainCompiler):
     """The runtime's own functions: numba's nopython pipeline with call typing
     memoized (its first compile in a fresh cache, for fib's run on one and then two
-    workers: 22.5-24.1 -> 21.3-22.0 s CPU, 2-core AMD EPYC)."""
+    workers: 22.5-24.1 -> 21.3-22.0 s CPU, 2-core AMD EPYC) and plain error messages."""
 
     def define_pipelines(self) -> list[PassManager]:
         return [_nopython_pipeline(self.state)]
