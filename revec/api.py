@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from revec import ir
+from revec.backends import registry
 from revec.errors import RevecError
 from revec.frontend import arg_value, load_program
 from revec.runtime.memory import default_budget
@@ -25,30 +26,21 @@ from revec.runtime.workers import check_workers
 from revec.transforms.schedule import STRATEGIES, UNBOUNDED, Schedule
 
 VARIANTS = ("seq", *STRATEGIES)
-BACKENDS = ("auto", "numba", "c")
+# what ``backend=`` accepts: auto and every back end of the registry
+BACKENDS = registry.choices()
 
 
-@functools.cache
 def c_compiler_works() -> bool:
-    """A C compiler is found and builds a module (a tiny probe, cached on disk)."""
-    from revec.backends.cbuild import find_compiler, load_c_module
-
-    if find_compiler() is None:
-        return False
-    try:
-        _, lib = load_c_module("probe", "int revec_probe(int);",
-                               "int revec_probe(int x) { return x + 1; }")
-        return bool(lib.revec_probe(1) == 2)
-    except Exception:  # noqa: BLE001 - any failure means: no working compiler
-        return False
+    """A C compiler is found and builds a module (a tiny probe, cached on disk): the C
+    back end is available (:mod:`revec.backends.c_backend`)."""
+    return registry.get("c").unavailable() is None
 
 
 def resolve_backend(backend: str) -> str:
-    """``auto``: the C back end (the fast one) when a working C compiler is found, else
-    numba."""
-    if backend == "auto":
-        return "c" if c_compiler_works() else "numba"
-    return backend
+    """The back end's name; ``auto``: the first available of the registry's preference
+    order (C when a working C compiler is found, else numba).  An unknown name is a
+    :class:`RevecError` naming the known ones."""
+    return registry.resolve(backend).name
 
 
 @dataclass
@@ -175,10 +167,12 @@ COMPACTIONS = ("table", "scalar")
 
 def compiled_task(program: ir.Program, task: str, backend: str,
                   compaction: str | None = None) -> Any:
-    """The compiled module of a task, built once per process for each (program, task,
-    back end, compaction).  ``compaction`` picks the block split: ``table`` (the
-    default: vector compaction steps) or ``scalar`` (branch-free scalar steps, for
-    comparisons such as the paper's Fig. 16)."""
+    """The compiled task (:class:`revec.backends.registry.CompiledTask`, built by the
+    back end's ``build``) once per process for each (program, task, back end,
+    compaction).  ``compaction`` picks the block split: ``table`` (the default: vector
+    compaction steps) or ``scalar`` (branch-free scalar steps, for comparisons such as
+    the paper's Fig. 16).  Typed ``Any``: callers that know the back end use its extras
+    (the C task's ``run_raw``, ``source``)."""
     if compaction is not None and compaction not in COMPACTIONS:
         raise RevecError(f"unknown compaction {compaction!r}; expected one of {COMPACTIONS}")
     # one cache key however the caller spelled it ("auto", compaction passed or not)
@@ -188,18 +182,7 @@ def compiled_task(program: ir.Program, task: str, backend: str,
 @functools.lru_cache(maxsize=64)
 def _compiled_task(program: ir.Program, task: str, backend: str,
                    compaction: str | None) -> Any:
-    if backend == "numba":
-        from revec.backends.numba_runner import NumbaTask
-
-        return NumbaTask(program, task, compaction)
-    if backend == "c":
-        try:
-            from revec.backends.c_runner import CTask  # type: ignore[import-not-found]
-        except ModuleNotFoundError:
-            raise RevecError("the C back end is not available yet; use --backend numba"
-                             ) from None
-        return CTask(program, task, compaction or "table")
-    raise RevecError(f"unknown back end {backend!r}; expected one of {BACKENDS}")
+    return registry.get(backend).build(program, task, compaction)
 
 
 def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = (), *,

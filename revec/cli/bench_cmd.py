@@ -15,6 +15,7 @@ from revec.errors import RevecError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from revec.backends import registry
     from revec.bench.presets import BENCHMARKS, SIZES
 
     p = sub.add_parser(
@@ -38,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="suite: block sizes to sweep on both back ends, e.g. 16,256,4096 "
                         "(default: the sweep of docs/benchmarks.md)")
     p.add_argument("--backends", default="c,numba", metavar="LIST",
-                   help="suite: back ends to run (default: c,numba)")
+                   help="suite: back ends to run, comma-separated, of "
+                        f"{', '.join(registry.names())} (default: c,numba)")
     p.add_argument("--workers", default=None, metavar="LIST",
                    help="suite: measure these worker counts (e.g. 1,2) against plain C and "
                         "its OpenMP-tasks peer instead of the one-core sweep; writes "
@@ -212,10 +214,15 @@ def _run_suite(args: argparse.Namespace, names: list[str], sizes: tuple[str, ...
     if args.block_sizes is not None:
         bs = _int_list(args.block_sizes, "--block-sizes")
         plan = replace(plan, c_sizes=bs, numba_sizes=bs, scalar_sizes=bs)
+    from revec.backends import registry
+
+    known = registry.names()
     backends = tuple(b.strip() for b in args.backends.split(",") if b.strip())
-    if not backends or any(b not in ("c", "numba") for b in backends) or \
+    if not backends or any(b not in known for b in backends) or \
             len(set(backends)) != len(backends):
-        raise RevecError(f"--backends: expected c and/or numba, got {args.backends!r}")
+        listed = ", ".join(known[:-1]) + " and/or " + known[-1] if len(known) > 1 \
+            else known[0]
+        raise RevecError(f"--backends: expected {listed}, got {args.backends!r}")
     plan = replace(plan, backends=backends)
     budget = default_budget() if args.max_memory is None else parse_size(args.max_memory)
     out_dir = suite_dir(Path(args.out), size)

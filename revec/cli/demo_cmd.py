@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from importlib import resources
 
-from revec.api import BACKENDS, run_program
+from revec.api import run_program
+from revec.backends import registry
 
 DEMOS = (("fib.py", "fib", (24,)), ("nqueens.py", "nqueens", (9,)),
          ("pathsum.py", "pathsum", (10,)))
@@ -14,7 +15,7 @@ DEMOS = (("fib.py", "fib", (24,)), ("nqueens.py", "nqueens", (9,)),
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("demo", help="run small programs through every variant")
     p.add_argument("--block-size", type=int, default=256, metavar="B")
-    p.add_argument("--backend", choices=BACKENDS, default="numba",
+    p.add_argument("--backend", choices=registry.choices(), default="numba",
                    help="back end of the compiled variants (default: numba); seq is the "
                         "plain Python program")
     p.set_defaults(func=run)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from revec import ir
-from revec.api import BACKENDS, COMPACTIONS, VARIANTS, resolve_backend, run_program
+from revec.api import COMPACTIONS, VARIANTS, resolve_backend, run_program
+from revec.backends import registry
 from revec.cli.common import announce_slow, print_json, warn
 from revec.errors import RevecError
 from revec.runtime.memory import parse_size
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("task")
     p.add_argument("args", nargs="*", help="root arguments (defaults fill the rest)")
     p.add_argument("--variant", choices=VARIANTS, default="reexp")
-    p.add_argument("--backend", choices=BACKENDS, default=None,
+    p.add_argument("--backend", choices=registry.choices(), default=None,
                    help="auto (default): C when a working C compiler is found, else numba; "
                         "the seq variant is the plain Python program and takes no back end")
     p.add_argument("--block-size", type=positive, default=None, metavar="B")

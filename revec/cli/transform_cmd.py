@@ -1,5 +1,6 @@
-"""revec transform FILE [-o OUT] [--backend numba|c] [--plan]: write the generated
-module(s), or the kernel plan both back ends walk."""
+"""revec transform FILE [-o OUT] [--backend NAME] [--plan]: write the generated
+module(s), or the kernel plan both back ends walk.  The back ends are those of
+:mod:`revec.backends.registry`."""
 
 from __future__ import annotations
 
@@ -7,9 +8,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from revec.backends import registry
 from revec.errors import RevecError
 from revec.frontend import load_program
+
+if TYPE_CHECKING:
+    from revec import ir
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "STEM_TASK.py / .c); default: standard output")
     p.add_argument("--mkdir", action="store_true",
                    help="create the output's missing parent directories")
-    p.add_argument("--backend", choices=("numba", "c"), default="numba")
+    p.add_argument("--backend", choices=registry.names(), default="numba",
+                   help="the back end whose module is written (default: numba)")
     p.add_argument("--task", help="only this task (default: every task of the file)")
     p.add_argument("--spawn-form", action="store_true",
                    help="write the checked task in the spawn/reduce language instead (what "
@@ -33,17 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=run)
 
 
-def generate(program, task: str, backend: str) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def generate(program: ir.Program, task: str, backend: str) -> tuple[str, str]:
     """(file suffix, generated text) for ``task`` on ``backend``."""
-    if backend == "numba":
-        from revec.backends.numba_codegen import generate_numba_module
-
-        return ".py", generate_numba_module(program, task)
-    try:
-        from revec.backends.c_codegen import generate_c_module  # type: ignore[import-not-found]
-    except ModuleNotFoundError:
-        raise RevecError("the C back end is not available yet; use --backend numba") from None
-    return ".c", generate_c_module(program, task)
+    b = registry.get(backend)
+    return b.suffix, b.generate(program, task)
 
 
 def run(args: argparse.Namespace) -> int:
