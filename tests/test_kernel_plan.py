@@ -5,6 +5,7 @@ order; golden files pin the fib and nqueens plans."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,43 @@ def test_transform_plan_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan",
                  "--spawn-form"]) == 2
     assert "pick one" in capsys.readouterr().err
+
+
+def _without_read(plan: kp.KernelPlan, kind: type[kp.Step]) -> kp.KernelPlan:
+    """``plan`` with the last column removed from the reads of its step of ``kind``."""
+    step = plan.step(kind)
+    assert step is not None and getattr(step, "reads", ())
+    cut = dataclasses.replace(step, reads=step.reads[:-1])  # type: ignore[attr-defined]
+    return dataclasses.replace(plan, steps=tuple(cut if s is step else s for s in plan.steps))
+
+
+@pytest.mark.parametrize("name, kind", [("knapsack", kp.BaseCase),
+                                        ("knapsack", kp.StraightSpawns),
+                                        ("graphcol", kp.LaneSpawns),
+                                        ("nqueens", kp.LoopPrefix)])
+def test_emitters_follow_a_steps_reads(name: str, kind: type[kp.Step]) -> None:
+    """Both emitters load what the plan says a step reads, not what they would derive:
+    a column removed from the step's reads in the plan disappears from both modules."""
+    program = get_program(ROOT / "benchmarks" / f"{name}.py")
+    for backend in ("c", "numba"):
+        plan = kp.build_plan(program, name, target=backend)
+        cut = _without_read(plan, kind)
+        gen = CModuleGen if backend == "c" else NumbaModuleGen
+        same, changed = gen(program, name, plan=plan), gen(program, name, plan=cut)
+        assert gen(program, name).generate() == same.generate()
+        assert changed.generate() != same.generate(), \
+            f"the {backend} emitter ignored the reads of the plan's {kind.__name__} step"
+
+
+@pytest.mark.parametrize("name", ["fib", "graphcol", "nqueens"])
+def test_emitters_follow_the_child_block_stride(name: str) -> None:
+    """Child block k of a block with ni inductive threads starts at out_base + k * (ni +
+    slack) in both back ends (their drivers read the same slack): a different slack in
+    the plan changes both modules."""
+    program = get_program(ROOT / "benchmarks" / f"{name}.py")
+    for backend in ("c", "numba"):
+        plan = kp.build_plan(program, name, target=backend)
+        wider = dataclasses.replace(plan, slack=plan.slack + 8)
+        gen = CModuleGen if backend == "c" else NumbaModuleGen
+        a, b = gen(program, name, plan=plan).generate(), gen(program, name, plan=wider).generate()
+        assert a != b, f"the {backend} emitter ignored the plan's child-block slack"

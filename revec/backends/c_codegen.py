@@ -207,11 +207,11 @@ class CModuleGen:
         L.append("    int64_t *kc = kcnt;")
         L.append("    (void)kc;")
         for step in plan.steps:
-            L += self.step(step, base_used, ind_used)
+            L += self.step(step)
             self.consumed.append(step.id)
         return "\n".join(L)
 
-    def step(self, step: kp.Step, base_used: set[str], ind_used: set[str]) -> list[str]:
+    def step(self, step: kp.Step) -> list[str]:
         """The code of one step of the kernel plan."""
         match step:
             case kp.UniformLoad(columns=cols):
@@ -226,10 +226,10 @@ class CModuleGen:
             case kp.BaseCase():
                 return self.base_case(step)
             case kp.StraightSpawns() | kp.LaneSpawns() | kp.ThreadSpawns():
-                return self.inductive(step, ind_used)
+                return self.inductive(step)
             case kp.LoopPrefix():
                 assert self.loop is not None
-                return self.inductive_head() + self.loop.emit_prefix(ind_used)
+                return self.inductive_head() + self.loop.emit_prefix({c.name for c in step.reads})
             case kp.LoopIterate():
                 assert self.loop is not None
                 return self.loop.emit_iterate()
@@ -294,8 +294,8 @@ class CModuleGen:
         return ["    /* inductive case */",
                 "    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */"]
 
-    def inductive(self, step: kp.StraightSpawns | kp.LaneSpawns | kp.ThreadSpawns,
-                  ind_used: set[str]) -> list[str]:
+    def inductive(self, step: kp.StraightSpawns | kp.LaneSpawns | kp.ThreadSpawns
+                  ) -> list[str]:
         """The inductive case: fixed slots, lane code, or thread by thread."""
         t = self.t
         f = self.bp.columns
@@ -312,8 +312,7 @@ class CModuleGen:
             L.append("    int64_t j0 = 0;")
             code = c_lanes.lane_code(step.body, "        ", self.expr, self.lane_reduce,
                                      CStmts(self, "kernel").stmt)
-            loads = [f"{ctype(p.ty)} {var(p.name)} = qp_{p.name}[j];" for p in f
-                     if p.name in ind_used]
+            loads = [f"{ctype(c.ty)} {var(c.name)} = qp_{c.name}[j];" for c in step.reads]
             loads += [f"RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;"
                       for n, ty in sorted(t.locals.items())]
             L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks)

@@ -35,7 +35,6 @@ from revec.transforms import kernel_plan as kp
 from revec.transforms.blocking import (
     BlockProgram,
     contains_return,
-    used_vars,
 )
 from revec.transforms.spawn_loops import SpawnLoop
 
@@ -72,6 +71,10 @@ SCRATCH_COLUMNS = {scratch_columns}
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
 SCRATCH_BYTES = np.array({scratch_bytes}, np.int64)
+# room after each child block (the kernel plan's slack): child block k of a block with ni
+# inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
+# slack (numba_support.M_SLACK)
+SLACK = {slack}
 '''
 
 # threads per vector step of the kernels (numba_vector.LANES)
@@ -247,7 +250,7 @@ class NumbaModuleGen:
         out = [HEADER.format(path=Path(self.program.path).name, task=self.bp.task.name,
                              itemsizes=sizes, nparams=len(sizes),
                              scratch_columns=self.scratch_columns(),
-                             scratch_bytes=scratch, vector_isas=isas,
+                             scratch_bytes=scratch, vector_isas=isas, slack=self.plan.slack,
                              type_names=", ".join(TYPE_NAMES))]
         for name in self.arrays:
             a = self.program.arrays[name]
@@ -320,9 +323,9 @@ class NumbaModuleGen:
             case kp.BaseCase():
                 return self.base_case(step)
             case kp.StraightSpawns():
-                return self.thread_case(step)
+                return self.inductive_head() + self.thread_case(step)
             case kp.ThreadSpawns():
-                return [
+                return self.inductive_head() + [
                     "    # this kernel shape cannot use the vector primitives: its inductive",
                     "    # case runs thread by thread, because of:",
                     f"    # {step.reason}"
@@ -332,14 +335,18 @@ class NumbaModuleGen:
                 # threads past the last full step thread by thread
                 lanes = self.lanes()
                 assert lanes is not None
-                return lanes.emit() + self.thread_case(step)
+                return self.inductive_head() + lanes.emit() + self.thread_case(step)
             case kp.LoopPrefix():
-                return self.loop_prefix(step)
+                return self.inductive_head() + self.loop_prefix(step)
             case kp.LoopIterate():
                 return self.loop_iterate(step)
             case kp.StoreReducers():
                 return self.kernel_end()
         raise AssertionError(f"unhandled plan step {step.kind}")
+
+    def inductive_head(self) -> list[str]:
+        """The child blocks' stride (the plan's: inductive threads + slack)."""
+        return ["    ns = ni + SLACK  # stride of the child blocks"]
 
     def split_step(self, step: kp.Split) -> list[str]:
         """The per-call header (a resumed call skips the split) and the split."""
@@ -377,7 +384,7 @@ class NumbaModuleGen:
         """The base case over the base threads (a fresh call only)."""
         assert step.narrow_sum is None  # (the numba target's plans sum in 64 bits)
         return ["        # base case over the base threads", "        for j in range(nb):",
-                *self.thread_body(step.stmts, self.bp.task.locals, "            ", src="b_")]
+                *self.thread_body(step.stmts, step.reads, "            ", src="b_")]
 
     def thread_case(self, step: kp.StraightSpawns | kp.ThreadSpawns | kp.LaneSpawns
                     ) -> list[str]:
@@ -399,7 +406,7 @@ class NumbaModuleGen:
             for r in red:
                 w(f"        _save_{r.name} = acc_{r.name}")
             w("        _grow = False")
-        L += self.thread_body(bp.inductive, bp.task.locals, "        ", abortable=dynamic,
+        L += self.thread_body(bp.inductive, step.reads, "        ", abortable=dynamic,
                               src="q_")
         if dynamic:
             w("        if _grow:")
@@ -448,13 +455,14 @@ class NumbaModuleGen:
     def split_moves(self) -> list[tuple[str, str, str]]:
         """What the split moves per side: (side, what, destination); ``what`` is a frame
         field or ``""`` for the thread's arena index (a side keeping an index list)."""
+        split = self.plan.step(kp.Split)
+        assert isinstance(split, kp.Split)
         moves = []
-        for src, side in (("b_", self.bp.base), ("q_", self.bp.inductive)):
-            if self.by_index[src]:
+        for src, side in (("b_", split.base), ("q_", split.inductive)):
+            if side.keep == "index":
                 moves.append((src, "", f"{src[0]}i"))
                 continue
-            used = used_vars(side)
-            moves += [(src, p.name, f"{src}{p.name}") for p in self.varying if p.name in used]
+            moves += [(src, c.name, f"{src}{c.name}") for c in side.columns]
         return moves
 
     def compact_calls(self, out: str, off: str, count: str,
@@ -542,7 +550,7 @@ class NumbaModuleGen:
         if isinstance(loop, ir.For):
             L.append("    v__stop = int64(0)")
         L += ["    for j in range(ni):"]
-        L += self.load_fields("        ", "q_")
+        L += self.load_fields("        ", "q_", step.reads)
         L += [f"        {var(n)} = {zero_of(ty, '')}" for n, ty in sorted(bp.task.locals.items())]
         stm = StmtEmitter(self.expr, var, spawn=self.lock_spawn, reduce=self.reduce)
         L += stm.block(shape.prefix, "        ", 0) if shape.prefix else []
@@ -572,13 +580,13 @@ class NumbaModuleGen:
             L += ["        if it >= kcap:",
                   "            # room for twice as many child blocks (the driver's budget check)",
                   "            if not grow_children(cols, ints, ITEMSIZES, "
-                  "out_base + 2 * (it + 1) * n, 2 * (it + 1)):",
+                  "out_base + 2 * (it + 1) * ns, 2 * (it + 1)):",
                   "                return nb, kused  # over the memory budget: the driver raises",
                   "            kcnt = column_ptr(ints, 0, int64)"]
             L += [f"            {col(p.name)} = {column(i, p.ty)}"
                   for i, p in enumerate(bp.fields) if p.name not in bp.invariant]
             L += [f"            {x}" for x in self.capacity()]
-        L += ["        d = out_base + it * n", "        for a in range(na):"]
+        L += ["        d = out_base + it * ns", "        for a in range(na):"]
         L += [f"            {var(n)} = {ld(f'sa_{n}', 'a')}" for n, _ in self.state]
         src = "c_" if self.by_index["q_"] else "q_"
         L += [f"            {var(n)} = {ld(src + n, var('_idx'))}" for n in self.loop_reads]
@@ -611,7 +619,8 @@ class NumbaModuleGen:
     def capacity(self) -> list[str]:
         """``kcap``: the child blocks of ``n`` frames the columns have room for."""
         return ["cap = frames_held(cols, ITEMSIZES)  # frames all columns hold",
-                "kcap = min(column_size(ints, 0), (cap - out_base) // n)  # child blocks there is room for"]
+                "kcap = min(column_size(ints, 0), (cap - out_base) // (n + SLACK))  "
+                "# child blocks there is room for (ni <= n)"]
 
     def lock_spawn(self, s: ir.Spawn, ind: str) -> list[str]:
         """A spawn of the lock-step loop: active thread ``a``'s child in block ``it``."""
@@ -622,29 +631,30 @@ class NumbaModuleGen:
                 + [f"{ind}{st(col(p.name), 'd + a', t)}"
                    for p, t in zip(self.bp.columns, tmp)])
 
-    def field_loads(self, src: str) -> list[tuple[str, str, bool]]:
-        """(variable, value, reads ``_x``) of each load of a thread's frame from a
-        compacted base (``b_``) / inductive (``q_``) column (thread ``j``, or through the
-        arena index ``_x`` of a side keeping indices)."""
-        used = used_vars(self.bp.base if src == "b_" else self.bp.inductive)
+    def field_loads(self, src: str, reads: tuple[kp.Column, ...]
+                    ) -> list[tuple[str, str, bool]]:
+        """(variable, value, reads ``_x``) of each load of the columns a step ``reads``
+        of a thread's frame from a compacted base (``b_``) / inductive (``q_``) column
+        (thread ``j``, or through the arena index ``_x`` of a side keeping indices)."""
         if self.by_index[src]:
             return [("_x", ld(src[0] + "i", "j"), False)] + [
-                (var(p.name), ld(col(p.name), "_x"), True) for p in self.varying
-                if p.name in used]
-        return [(var(p.name), ld(src + p.name, "j"), False) for p in self.varying
-                if p.name in used]
+                (var(c.name), ld(col(c.name), "_x"), True) for c in reads]
+        return [(var(c.name), ld(src + c.name, "j"), False) for c in reads]
 
-    def load_fields(self, ind: str, src: str) -> list[str]:
+    def load_fields(self, ind: str, src: str, reads: tuple[kp.Column, ...]) -> list[str]:
         """The lines of :meth:`field_loads`."""
-        return [f"{ind}{target} = {value}" for target, value, _ in self.field_loads(src)]
+        return [f"{ind}{target} = {value}"
+                for target, value, _ in self.field_loads(src, reads)]
 
-    def thread_body(self, stmts: tuple[ir.Stmt, ...], locals_: dict[str, ir.Ty],
+    def thread_body(self, stmts: tuple[ir.Stmt, ...], reads: tuple[kp.Column, ...],
                     ind: str, abortable: bool = False, src: str = "q_") -> list[str]:
-        """One thread: load its frame, run ``stmts``.  A task ``return`` leaves a one-trip
-        ``while True`` wrapper (``_ret`` carries it out of nested loops)."""
+        """One thread: load the columns it ``reads`` of its frame, run ``stmts``.  A task
+        ``return`` leaves a one-trip ``while True`` wrapper (``_ret`` carries it out of
+        nested loops)."""
         while stmts and isinstance(stmts[-1], ir.Return):
             stmts = stmts[:-1]  # a final top-level return ends the thread anyway
-        lines = self.load_fields(ind, src)
+        locals_ = self.bp.task.locals
+        lines = self.load_fields(ind, src, reads)
         for name, ty in sorted(locals_.items()):
             lines.append(f"{ind}{var(name)} = {zero_of(ty, '')}")
         stm = StmtEmitter(self.expr, var, spawn=self.spawn, reduce=self.reduce,
@@ -679,17 +689,17 @@ class NumbaModuleGen:
             # every inductive thread makes this spawn: fixed slot, no counter
             k = self.next_static
             self.next_static += 1
-            lines.append(f"{ind}_d = out_base + {k} * n + j" if k else f"{ind}_d = out_base + j")
+            lines.append(f"{ind}_d = out_base + {k} * ns + j" if k else f"{ind}_d = out_base + j")
             lines += [f"{ind}{st(col(p.name), '_d', t)}" for p, t in zip(cols, tmp)]
             return lines
         if self.local_counts:
             # two child blocks' counts in locals (registers): kcnt[si] in memory is
             # reloaded after every frame store (LLVM cannot tell the arrays apart)
-            lines.append(f"{ind}_d = out_base + si * n + (_kc0 if si == 0 else _kc1)")
+            lines.append(f"{ind}_d = out_base + si * ns + (_kc0 if si == 0 else _kc1)")
             lines += [f"{ind}{st(col(p.name), '_d', t)}" for p, t in zip(cols, tmp)]
             lines += [f"{ind}_kc0 += si == 0", f"{ind}_kc1 += si == 1", f"{ind}si += 1"]
             return lines
-        lines.append(f"{ind}_d = out_base + si * n + kcnt[si]")
+        lines.append(f"{ind}_d = out_base + si * ns + kcnt[si]")
         lines += [f"{ind}{st(col(p.name), '_d', t)}" for p, t in zip(cols, tmp)]
         lines.append(f"{ind}kcnt[si] += 1")
         lines.append(f"{ind}si += 1")

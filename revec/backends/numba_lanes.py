@@ -238,7 +238,7 @@ class LaneSpawnsEmitter:
             reduce = None if g else gen.reduce  # type: ignore[attr-defined]
             ind = "        "
             head = [LaneLine(f"{ind}{t} = {v}", t, frozenset({"_x"} if by_x else ()))
-                    for t, v, by_x in gen.field_loads("q_")]  # type: ignore[attr-defined]
+                    for t, v, by_x in gen.field_loads("q_", step.reads)]  # type: ignore[attr-defined]
             head += [LaneLine(f"{ind}v_{n} = {zero_of(ty, '')}", f"v_{n}", frozenset())
                      for n, ty in sorted(self.bp.task.locals.items())]
             body = head + lane_lines(step.body, ind, gen.expr, reduce)  # type: ignore[attr-defined]
@@ -297,7 +297,7 @@ class LaneSpawnsEmitter:
     def append(self, p: ir.Param, k: int, full: bool) -> str:
         """Child block k's new children of column ``p``: a copy of the 32 lanes
         (``full``) or one compaction step."""
-        d = f"out_base + {k} * n + kc{k}" if k else f"out_base + kc{k}"
+        d = f"out_base + {k} * ns + kc{k}" if k else f"out_base + kc{k}"
         src = self.sources[(k, p.name)]
         at = "0" if src.startswith("fill") else "t"
         if full:

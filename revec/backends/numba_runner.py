@@ -262,7 +262,7 @@ class NumbaTask:
         cols, accs = self._state(args)
         flags = np.array([max_memory, 0, 0], np.int64)  # budget, over-budget flag, worker
         ints = ints_list([np.zeros(max(self.static_k, 4), np.int64), flags,
-                          np.zeros(1, np.int64), np.zeros(8, np.int64), interrupt.flag(),
+                          np.zeros(1, np.int64), self._meta(), interrupt.flag(),
                           self.scratch_bytes])
         interrupt.clear()
         t0 = time.perf_counter()
@@ -302,6 +302,13 @@ class NumbaTask:
                                     for g, r in zip(lv[:, S.L_GROWTH], returns)],
         )
         return values, stats
+
+    def _meta(self, meta: np.ndarray | None = None) -> np.ndarray:
+        """A kernel call's meta slots (numba_support.M_*), with the plan's child-block
+        slack, which the driver's stride of the child blocks follows."""
+        meta = np.zeros(8, np.int64) if meta is None else meta
+        meta[_SUPPORT.M_SLACK] = self.plan.slack
+        return meta
 
     def _values(self, accs: np.ndarray) -> dict[str, Any]:
         """The reducers' values in the accumulator bytes (8 per reducer)."""
@@ -346,7 +353,8 @@ class NumbaTask:
         # between workers (false sharing)
         flags = [np.array([max_memory, 0, w], np.int64) for w in range(workers)]
         ints = [ints_list([_own_lines(max(self.static_k, 4), np.int64), flags[w], used,
-                           _own_lines(8, np.int64), interrupt.flag(), self.scratch_bytes])
+                           self._meta(_own_lines(8, np.int64)), interrupt.flag(),
+                           self.scratch_bytes])
                 for w in range(workers)]
         # each worker its own list of the constant arrays: a kernel takes list items,
         # and the reference counts of one shared list's items would be written by every

@@ -37,6 +37,7 @@ from revec.runtime.numba_support import (
     KERNEL_TYPE,
     M_NEED,
     M_RESUME,
+    M_SLACK,
     M_STATUS,
     ensure_bytes,
     grow_children,
@@ -166,11 +167,11 @@ def account(lv, st, n, nb, P):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def finish(rec, st, seg, lv, kcnt, kused, B):  # type: ignore[no-untyped-def]
-    """After a block ran: update the record stack from its children's counts.
-    For a bfs block the caller has already compacted the children to the record's
-    base in spawn-index order.  ``rec`` needs a spare row and ``seg`` room for
-    ``kused`` more rows (the caller grows them)."""
+def finish(rec, st, seg, lv, kcnt, kused, ns, B):  # type: ignore[no-untyped-def]
+    """After a block ran: update the record stack from its children's counts (child
+    block k at ``out_base + k * ns``).  For a bfs block the caller has already compacted
+    the children to the record's base in spawn-index order.  ``rec`` needs a spare row
+    and ``seg`` room for ``kused`` more rows (the caller grows them)."""
     n = st[P_N]
     depth = st[P_DEPTH]
     m = 0
@@ -192,11 +193,11 @@ def finish(rec, st, seg, lv, kcnt, kused, B):  # type: ignore[no-untyped-def]
         rec[sp, CUR] = 0
         rec[sp, NSEG] = kused
         rec[sp, SB] = segtop
-        rec[sp, END] = out + kused * n
+        rec[sp, END] = out + kused * ns
         rec[sp, DEPTH] = depth + 1
         rec[sp, INIT] = 0
         for k in range(kused):
-            seg[segtop + k, 0] = out + k * n
+            seg[segtop + k, 0] = out + k * ns
             seg[segtop + k, 1] = ld(kcnt, k)
         st[SEGTOP] = segtop + kused
         st[SP] = sp
@@ -275,14 +276,16 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
         need = column_ptr(ints, 5, np.int64)
         for c in range(column_size(ints, 5) // 2):
             ensure_bytes(cols, 3 * ncols + c, n * ld(need, 2 * c) + ld(need, 2 * c + 1))
-    if static_k >= 0:
-        if not grow_children(cols, ints, itemsizes, out_base + static_k * n, 0):
-            return False, lv, seg
     # ints' arrays through borrowed pointers (no list item taken: see numba_access);
     # taken again after anything that may replace them (grow_children).  The child
     # counts (ints[0]) are all zero here: a run starts with zeros and every block
     # clears the ones it used (below)
     meta = column_ptr(ints, 3, np.int64)
+    # child block k starts at out_base + k * (ni + slack), ni <= n (the kernel plan)
+    slack = ld(meta, M_SLACK)
+    if static_k >= 0:
+        if not grow_children(cols, ints, itemsizes, out_base + static_k * (n + slack), 0):
+            return False, lv, seg
     start = 0
     while True:
         nb, kused = kernel(cols, consts, accs, ints, off, n, out_base, start)
@@ -291,13 +294,14 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
         # a thread needed more child blocks than there was room for: the kernel
         # undid that thread; make room for twice as many and resume at it
         need = 2 * ld(meta, M_NEED)
-        if not grow_children(cols, ints, itemsizes, out_base + need * n, need):
+        if not grow_children(cols, ints, itemsizes, out_base + need * (n + slack), need):
             return False, lv, seg
         start = ld(meta, M_RESUME)
     if ld(column_ptr(ints, 1, np.int64), 1) != 0:
         return False, lv, seg
     account(lv, st, n, nb, P)
     kcnt = column_ptr(ints, 0, np.int64)
+    ns = n - nb + slack  # the children's stride
     if st[P_MODE] == 0:
         # bfs: the next block is all children in spawn-index order, compacted
         # down to the record's base (it replaces the block that made them)
@@ -306,12 +310,12 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
             w = itemsizes[c]
             dst = base
             for k in range(kused):
-                src = out_base + k * n
+                src = out_base + k * ns
                 if src != dst:
                     _move_down(cols, c, w, dst, src, ld(kcnt, k))
                 dst += ld(kcnt, k)
     seg = grow_rows(seg, st[SEGTOP] + kused + 1)
-    finish(rec, st, seg, lv, kcnt, kused, B)
+    finish(rec, st, seg, lv, kcnt, kused, ns, B)
     # only the counts this block used, not the whole array: uts's root spawns 2,000
     # children, so the array holds thousands of counts, and clearing all of them cost
     # every later block a loop over all of them

@@ -114,8 +114,10 @@ def grow_children(cols, ints, itemsizes, frames, nk):  # type: ignore[no-untyped
     return True
 
 
-# meta slots (ints[3]) of a kernel call
-M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED = range(6)
+# meta slots (ints[3]) of a kernel call; M_SLACK is the kernel plan's child-block slack,
+# set once by the runner: child block k of a block with ni inductive threads starts at
+# out_base + k * (ni + slack) (the plan's stride, the same in the C back end)
+M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED, M_SLACK = range(7)
 
 # A program's kernel executes one block; it has this uniform signature so the shared
 # driver (revec.runtime.numba_scheduler.run_schedule) is compiled once for every

@@ -31,6 +31,10 @@ SCRATCH_COLUMNS = 3
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
 SCRATCH_BYTES = np.array([0, 0, 0, 0, 1, 32], np.int64)
+# room after each child block (the kernel plan's slack): child block k of a block with ni
+# inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
+# slack (numba_support.M_SLACK)
+SLACK = 0
 
 
 @njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)
@@ -66,6 +70,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         for j in range(nb):
             v_n = ld(b_n, j)
             acc_count = int64(acc_count + int64(v_n))
+    ns = ni + SLACK  # stride of the child blocks
     # inductive case: the thread's k-th spawn goes to child block k
     for j in range(j0, ni):
         v_n = ld(q_n, j)
@@ -73,7 +78,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         _d = out_base + j
         st(c_n, _d, _s0)
         _s0 = int32(v_n - int32(2))
-        _d = out_base + 1 * n + j
+        _d = out_base + 1 * ns + j
         st(c_n, _d, _s0)
     for k in range(2):  # every inductive thread spawned each
         kcnt[k] = ni
