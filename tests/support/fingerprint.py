@@ -101,8 +101,9 @@ def fingerprints(n_generated: int, dump: Path | None) -> dict[str, str]:
             rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else Path(path.name)
             for kind, text in derived(path):
                 key = f"{rel}:{kind}"
-                # generated programs live in a temporary folder: its name is not theirs
-                text = text.replace(tmp, "<tmp>")
+                # generated programs live in a temporary folder and the checkout may
+                # live anywhere: neither folder's name is part of what is derived
+                text = text.replace(tmp, "<tmp>").replace(str(ROOT), "<root>")
                 out[key] = hashlib.sha256(text.encode()).hexdigest()
                 if dump is not None:
                     f = dump / key.replace("/", "__").replace(":", "--")
