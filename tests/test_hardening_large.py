@@ -1,5 +1,5 @@
 """Large sources: a module with hundreds of thousands of module-level constants is
-checked without libcst parsing the constants (see revec.frontend.source.skeleton), with
+checked without libcst parsing the constants (see revec.frontend.python.source.skeleton), with
 every location still right."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from revec.api import run_program
 from revec.errors import RevecError
 from revec.frontend import load_program
-from revec.frontend.source import SKELETON_BYTES, read_source, skeleton
+from revec.frontend.python.source import SKELETON_BYTES, read_source, skeleton
 
 HEAD = """\
 import numpy as np

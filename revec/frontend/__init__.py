@@ -15,8 +15,8 @@ import numpy as np
 
 from revec import ir
 from revec.errors import RevecError, SourceLoc
-from revec.frontend.lower import FunctionLowerer, ProgramContext, scalar_type_of
-from revec.frontend.source import ParsedSource, load_module, parse_source, read_source
+from revec.frontend.python.lower import FunctionLowerer, ProgramContext, scalar_type_of
+from revec.frontend.python.source import ParsedSource, load_module, parse_source, read_source
 from revec.lang import REDUCER_OPS, Reducer, Task
 from revec.transforms.prologue import inline_prologues
 from revec.transforms.returns import convert_returns
@@ -57,11 +57,11 @@ RECURSION_LIMIT = 12_000
 
 def load_program(path: str | Path) -> ir.Program:
     """Check a program file: its module level is executed once (a fresh module).  A
-    ``.c`` file is a Cilk C program (:mod:`revec.frontend.c_front`)."""
+    ``.c`` file is a Cilk C program (:mod:`revec.frontend.c`)."""
     import sys
 
     if str(path).endswith(".c"):
-        from revec.frontend.c_front import load_c_program
+        from revec.frontend.c import load_c_program
 
         return load_c_program(path)
 

@@ -4,7 +4,7 @@ A *task* is a function that spawns (``cilk_spawn``) or calls itself; a function
 returning a value becomes a value-returning task (``TaskDef.result_ty``) whose own calls
 are :class:`revec.ir.Recur` nodes, so the shared pass :mod:`revec.transforms.returns`
 derives its spawns and reducers exactly as for a Python program.  Other functions called
-by tasks are helpers.  Types follow C (:mod:`revec.frontend.c_types`): every implicit
+by tasks are helpers.  Types follow C (:mod:`revec.frontend.c.typenames`): every implicit
 conversion C performs is an explicit cast here.
 """
 
@@ -20,8 +20,8 @@ from pycparser import c_ast
 
 from revec import ir
 from revec.errors import RevecError, SourceLoc
-from revec.frontend import c_types as ct
-from revec.frontend.c_source import PRELUDE, SPAWN_TYPES, SYNC_NAMES, CSource, _Parser
+from revec.frontend.c import typenames as ct
+from revec.frontend.c.source import PRELUDE, SPAWN_TYPES, SYNC_NAMES, CSource, _Parser
 from revec.ir import BOOL, WEAK_INT, Ty
 from revec.lib import LIBRARY, LibFunction
 

@@ -2,7 +2,7 @@
 
 Every construct the language allows has a case below; anything else reaches the
 final ``case _`` and is rejected with a located error, so nothing unsupported
-slips through silently.  Types follow :mod:`revec.frontend.typing_rules`; local
+slips through silently.  Types follow :mod:`revec.frontend.rules.nep50`; local
 variable types are found by iterating the lowering to a fixpoint.
 """
 
@@ -17,11 +17,11 @@ import numpy as np
 
 from revec import ir
 from revec.errors import RevecError, SourceLoc
-from revec.frontend.source import ParsedSource
-from revec.frontend.typing_rules import (
+from revec.frontend.python.source import ParsedSource
+from revec.frontend.rules.nep50 import (
     BINARY_OPS as BINARY_FUNCS,
 )
-from revec.frontend.typing_rules import (
+from revec.frontend.rules.nep50 import (
     MATH_ARITY,
     MATH_FUNCS,
     TypeRuleError,

@@ -1,10 +1,11 @@
-"""Result types of operations, decided by NumPy itself.
+"""The Python front end's type rules: NumPy 2's, decided by NumPy itself.
 
 The sequential reference runs the program as plain Python on numpy scalars, so the
 compiled variants must compute in exactly the types NumPy 2 picks (NEP 50: Python
 scalars are "weak").  Rather than re-implement NumPy's promotion tables, each rule
 below evaluates the operation once on sample values of the operand types and reads
-the type of the result; answers are cached.
+the type of the result; answers are cached.  :class:`NumpyRules` builds the typed IR
+of each operation from them (:class:`revec.frontend.rules.TypeRules`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from revec.ir import SUPPORTED_DTYPES, Ty
+from revec import ir
+from revec.errors import RevecError, SourceLoc
+from revec.frontend.rules import TypeRuleError
+from revec.ir import BOOL, SUPPORTED_DTYPES, Ty
 
 BINARY_OPS: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -34,10 +38,6 @@ MATH_FUNCS: dict[str, Callable[..., Any]] = {
     "maximum": np.maximum, "fabs": np.fabs,
 }
 MATH_ARITY = {"minimum": 2, "maximum": 2}
-
-
-class TypeRuleError(Exception):
-    """The operation is not defined for these types (message is user-facing)."""
 
 
 def _sample(ty: Ty) -> Any:
@@ -141,3 +141,87 @@ def literal_fits(value: int, ty: Ty) -> bool:
         return True
     info = np.iinfo(ty.dtype)
     return info.min <= value <= info.max
+
+
+class NumpyRules:
+    """NumPy 2's typing of the IR's operations (:class:`revec.frontend.rules.TypeRules`):
+    Python scalars (weak) fold exactly as Python computes them."""
+
+    def convert(self, e: ir.Expr, ty: Ty) -> ir.Expr:
+        """``e`` as a value of type ``ty`` (C-cast semantics)."""
+        if e.ty.dtype == ty.dtype:
+            if e.ty.weak == ty.weak or isinstance(e, ir.Const):
+                return e if e.ty == ty else _retype(e, ty)
+            return e
+        if isinstance(e, ir.Const):
+            value = e.value
+            if ty.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+                if not literal_fits(value, ty):
+                    raise RevecError(f"integer literal {value} is out of range for {ty}", e.loc)
+                return ir.Const(e.loc, ty, value)
+            if ty.kind == "f":
+                return ir.Const(e.loc, ty, float(value))
+            if ty.kind == "b":
+                return ir.Const(e.loc, ty, bool(value))
+        return ir.Cast(e.loc, ty, e)
+
+    def truth(self, e: ir.Expr) -> ir.Expr:
+        if e.ty.kind == "b":
+            return e
+        zero = ir.Const(e.loc, e.ty, 0.0 if e.ty.kind == "f" else 0)
+        return ir.Compare(e.loc, BOOL, "!=", e, zero)
+
+    def join(self, a: Ty, b: Ty) -> Ty:
+        return join(a, b)
+
+    def arith(self, op: str, a: ir.Expr, b: ir.Expr, loc: SourceLoc) -> ir.Expr:
+        res = binary_result(op, a.ty, b.ty)
+        if isinstance(a, ir.Const) and isinstance(b, ir.Const) and res.weak:
+            # Python scalars: fold exactly as Python computes them
+            try:
+                value = BINARY_OPS[op](a.value, b.value)
+            except (ArithmeticError, ValueError):
+                return ir.BinOp(loc, res, op, a, b)
+            if isinstance(value, int) and not -(1 << 63) <= value < (1 << 63):
+                return ir.BinOp(loc, res, op, a, b)
+            return ir.Const(loc, res, value)
+        return ir.BinOp(loc, res, op, self.convert(a, res), self.convert(b, res))
+
+    def compare(self, op: str, a: ir.Expr, b: ir.Expr, loc: SourceLoc) -> ir.Expr:
+        ct = compare_type(a.ty, b.ty)
+        for side, other in ((a, b), (b, a)):
+            # a Python int literal that fits the typed side compares exactly in its type
+            if (isinstance(side, ir.Const) and side.ty.weak and side.ty.kind in "iu"
+                    and not other.ty.weak and other.ty.kind in "iu"
+                    and literal_fits(int(side.value), other.ty)):
+                ct = other.ty
+        for side in (a, b):
+            if (isinstance(side, ir.Const) and ct.kind in "iu"
+                    and isinstance(side.value, int) and not literal_fits(int(side.value), ct)):
+                ct = Ty(np.dtype(np.float64)) if ct.dtype == np.uint64 else Ty(
+                    np.dtype(np.int64))
+        return ir.Compare(loc, BOOL, op, self.convert(a, ct), self.convert(b, ct))
+
+    def unary(self, op: str, a: ir.Expr, loc: SourceLoc) -> ir.Expr:
+        if op == "not":
+            return ir.UnaryOp(loc, BOOL, "not", self.truth(a))
+        if isinstance(a, ir.Const) and a.ty.weak and op in ("-", "+"):
+            return ir.Const(loc, a.ty, -a.value if op == "-" else a.value)
+        res = unary_result(op, a.ty)
+        return ir.UnaryOp(loc, res, op, self.convert(a, res))
+
+    def logical(self, op: str, a: ir.Expr, b: ir.Expr, loc: SourceLoc) -> ir.Expr:
+        return ir.BoolOp(loc, BOOL, op, self.truth(a), self.truth(b))
+
+    def select(self, cond: ir.Expr, a: ir.Expr, b: ir.Expr, loc: SourceLoc) -> ir.Expr:
+        ty = join(a.ty, b.ty)
+        return ir.IfExp(loc, ty, self.truth(cond), self.convert(a, ty), self.convert(b, ty))
+
+
+NEP50 = NumpyRules()
+
+
+def _retype(e: ir.Expr, ty: Ty) -> ir.Expr:
+    import dataclasses
+
+    return dataclasses.replace(e, ty=ty)

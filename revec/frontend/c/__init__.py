@@ -1,7 +1,7 @@
 """Front end for Cilk C: a ``.c`` file -> checked :class:`revec.ir.Program`.
 
-The file is read by :mod:`revec.frontend.c_source` (preprocessing, pycparser) and its
-functions lowered by :mod:`revec.frontend.c_lower`; return values and prologues then go
+The file is read by :mod:`revec.frontend.c.source` (preprocessing, pycparser) and its
+functions lowered by :mod:`revec.frontend.c.lower`; return values and prologues then go
 through the same IR passes as Python programs.  See docs/cilk.md for the subset.
 """
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from revec import ir
 from revec.errors import RevecError, SourceLoc
-from revec.frontend.c_lower import CProgramContext, FunctionLowerer
-from revec.frontend.c_seq import sequential_module
-from revec.frontend.c_source import read_c
+from revec.frontend.c.lower import CProgramContext, FunctionLowerer
+from revec.frontend.c.reference import sequential_module
+from revec.frontend.c.source import read_c
 from revec.transforms.prologue import inline_prologues
 from revec.transforms.returns import convert_returns
 

@@ -1,0 +1,1 @@
+"""The Python front end: a libcst syntax adapter on the front-end core."""
