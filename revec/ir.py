@@ -265,7 +265,8 @@ class ReducerDecl:
 
     def identity(self) -> int | float | bool:
         if self.op == "sum":
-            return self.dtype.type(0).item()
+            zero: int | float | bool = self.dtype.type(0).item()
+            return zero
         if self.dtype.kind == "f":
             return float("inf") if self.op == "min" else float("-inf")
         if self.dtype.kind == "b":

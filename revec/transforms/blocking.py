@@ -91,7 +91,7 @@ def uniform_params(t: ir.TaskDef) -> frozenset[str]:
     for i, p in enumerate(t.params):
         if p.name in assigned or not spawns:
             continue
-        steps = set()
+        steps: set[tuple[str, int | float | bool] | None] = set()
         for s in spawns:
             match s.args[i]:
                 case ir.BinOp(op="+" | "-" as op, left=ir.Var(name=n), right=ir.Const(value=c)) \

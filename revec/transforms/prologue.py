@@ -13,6 +13,7 @@ prologue twice changes nothing but time).
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from revec import ir
 from revec.ir import BOOL
@@ -62,7 +63,7 @@ def substitute(e: ir.Expr, env: dict[str, ir.Expr]) -> ir.Expr:
     """``e`` with the locals of ``env`` replaced by their expressions."""
     if isinstance(e, ir.Var):
         return env.get(e.name, e)
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # field name -> new value (an Expr or a tuple of them)
     for f in dataclasses.fields(e):
         v = getattr(e, f.name)
         if isinstance(v, ir.Expr):

@@ -315,9 +315,10 @@ class _Converter:
     def addends(self, e: ir.Expr) -> list[ir.Expr]:
         if isinstance(e, ir.BinOp) and e.op == "+" and self.has_child(e):
             return self.addends(e.left) + self.addends(e.right)
-        if isinstance(e, ir.Cast) and self.has_child(e) and isinstance(
-                self.strip_casts(e), ir.BinOp) and self.strip_casts(e).op == "+":
-            return self.addends(self.strip_casts(e))
+        inner = self.strip_casts(e)
+        if isinstance(e, ir.Cast) and self.has_child(e) and isinstance(inner, ir.BinOp) \
+                and inner.op == "+":
+            return self.addends(inner)
         return [e]
 
     def strip_casts(self, e: ir.Expr) -> ir.Expr:
@@ -436,7 +437,7 @@ class _Converter:
                              f"turned into a reduction ({SUPPORTED})",
                              self.first_child(with_child[1]).loc)
         if isinstance(e, ir.BinOp) or isinstance(e, ir.Cast):
-            node = e
+            node: ir.Expr = e
             while isinstance(node, (ir.BinOp, ir.Cast)) and node is not with_child[0]:
                 self.check_path_type(node)
                 if isinstance(node, ir.Cast):
