@@ -28,6 +28,7 @@ data they share.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from revec import ir
@@ -104,7 +105,7 @@ def uniform_params(t: ir.TaskDef) -> frozenset[str]:
     return frozenset(out)
 
 
-def spawn_stmts(stmts: tuple[ir.Stmt, ...]):  # type: ignore[no-untyped-def]
+def spawn_stmts(stmts: tuple[ir.Stmt, ...]) -> Iterator[ir.Spawn]:
     """Every ``spawn`` statement, however deeply nested."""
     for s in stmts:
         match s:
