@@ -76,9 +76,13 @@ def invariant_params(t: ir.TaskDef) -> frozenset[str]:
     for i, p in enumerate(t.params):
         if p.name in assigned:
             continue
-        if all(isinstance(s.args[i], ir.Var) and s.args[i].name == p.name for s in spawns):
+        if all(_is_var(s.args[i], p.name) for s in spawns):
             out.add(p.name)
     return frozenset(out)
+
+
+def _is_var(e: ir.Expr, name: str) -> bool:
+    return isinstance(e, ir.Var) and e.name == name
 
 
 def uniform_params(t: ir.TaskDef) -> frozenset[str]:
