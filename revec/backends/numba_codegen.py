@@ -77,8 +77,10 @@ SCRATCH_BYTES = np.array({scratch_bytes}, np.int64)
 SLACK = {slack}
 '''
 
-# threads per vector step of the kernels (numba_vector.LANES)
-LANES = numba_vector.LANES
+# threads per vector step: the plan's (kernel_plan.LANES), which the runtime's vector
+# steps must handle (numba_vector.LANES: 32-bit masks)
+LANES = kp.LANES
+assert numba_vector.LANES == LANES, "the numba vector steps and the plan disagree"
 
 # Helpers are only called from the kernel, never from Python: no CPython or C wrapper,
 # whose argument (un)boxing code was about half of a small helper's compile (20

@@ -17,7 +17,8 @@ from typing import Any
 
 from revec import ir
 from revec.ir import BOOL
-from revec.transforms.returns import _assigned, _fresh
+from revec.transforms.blocking import assigned_names
+from revec.transforms.returns import _fresh
 
 
 def inline_prologues(program: ir.Program) -> ir.Program:
@@ -29,7 +30,7 @@ def inline_prologues(program: ir.Program) -> ir.Program:
         if not t.prologue:
             tasks[name] = t
             continue
-        defined = _assigned(t.prologue)
+        defined = assigned_names(t.prologue)
         is_base = t.is_base
         reads_prologue = any(isinstance(x, ir.Var) and x.name in defined
                              for x in ir.walk_exprs(is_base))
@@ -43,7 +44,7 @@ def inline_prologues(program: ir.Program) -> ir.Program:
             hname = _fresh(f"{name}_is_base", set(helpers) | set(program.reducers)
                            | set(program.tasks))
             body = (*t.prologue, ir.Return(t.is_base.loc, (t.is_base,)))
-            used = _assigned(body)
+            used = assigned_names(body)
             helpers[hname] = ir.HelperDef(
                 hname, tuple(dataclasses.replace(p, hidden=False, has_default=False,
                                                  default=None) for p in t.params),

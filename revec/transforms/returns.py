@@ -36,6 +36,7 @@ import numpy as np
 from revec import ir
 from revec.errors import RevecError, SourceLoc
 from revec.ir import Ty
+from revec.transforms.blocking import assigned_names
 
 SUPPORTED = (
     "supported results: a sum of the task's own calls with constant or parameter "
@@ -79,24 +80,6 @@ def _fresh(base: str, used: set[str]) -> str:
 
 
 # --------------------------------------------------------------------------- helpers
-def _assigned(stmts: Sequence[ir.Stmt]) -> set[str]:
-    out: set[str] = set()
-    for s in stmts:
-        match s:
-            case ir.Assign(target=t):
-                out.add(t)
-            case ir.Unpack(targets=ts):
-                out.update(ts)
-            case ir.For(var=v, body=b):
-                out.add(v)
-                out |= _assigned(b)
-            case ir.If(then=a, orelse=b):
-                out |= _assigned(a) | _assigned(b)
-            case ir.While(body=b):
-                out |= _assigned(b)
-    return out
-
-
 def _stmt_exprs(s: ir.Stmt) -> list[ir.Expr]:
     match s:
         case ir.Assign(value=v) | ir.ExprStmt(value=v) | ir.Reduce(value=v):
@@ -226,7 +209,7 @@ class _Converter:
         self.t = t
         self.R: Ty = t.result_ty
         self.rname = rname
-        self.assigned = _assigned((*t.prologue, *t.base, *t.inductive))
+        self.assigned = assigned_names((*t.prologue, *t.base, *t.inductive))
         self.rlocals = self._result_locals()
         self.mode = _Mode.SUM
         self.weights: dict[str, tuple[Factors, tuple[object, ...]]] = {}  # W_v (sum mode)
