@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from revec import ir
 from revec.emit.pyexpr import StmtEmitter, np_type, zero_of
+from revec.emit.writer import at
 from revec.transforms import kernel_plan as kp
 from revec.transforms import lanes
 from revec.transforms.blocking import assigned_names, used_vars
@@ -83,11 +84,13 @@ def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
     the lane makes spawn site s; ``_k<s>``: its spawn index there; ``_a<s>_<col>``: the
     arguments).  ``reduce`` None: this pass does not run the reductions."""
     out = [LaneLine(f"{ind}_k = 0", "_k", frozenset())]
+    loc = None  # the current operation's position in the user's source
 
     def add(text: str, target: str | None, uses: set[str], update: bool = False) -> None:
-        out.append(LaneLine(f"{ind}{text}", target, frozenset(uses), update))
+        out.append(LaneLine(at(loc, [f"{ind}{text}"])[0], target, frozenset(uses), update))
 
     for op in body.ops:
+        loc = op.loc
         match op:
             case lanes.SetVar(target=t, value=v, guard=g):
                 v_t = f"v_{t}"
@@ -112,13 +115,13 @@ def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
             case lanes.Fold(stmt=r, guard=g):
                 if reduce is not None:
                     uses = _reads(r.value) | (set() if g is None else {f"_c{g}"})
-                    for line in reduce(r, ind, None if g is None else f"_c{g}"):
+                    for line in at(loc, reduce(r, ind, None if g is None else f"_c{g}")):
                         out.append(LaneLine(line, None, frozenset(uses)))
             case lanes.Plain(stmt=st_):  # top-level unpack / expression statement
                 uses = _reads(st_)
                 if isinstance(st_, ir.Unpack):
                     uses |= {f"v_{t}" for t in st_.targets}
-                stm = StmtEmitter(expr, lambda x: f"v_{x}")  # type: ignore[arg-type]
+                stm = StmtEmitter(expr, lambda x: f"v_{x}", positions=True)  # type: ignore[arg-type]
                 for line in stm.block((st_,), ind, 0):
                     out.append(LaneLine(line, None, frozenset(uses)))
     return out

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from revec import ir
+from revec.emit.writer import at
 from revec.ir import speculable
 from revec.transforms.blocking import contains_return, contains_spawn
 
@@ -140,8 +141,11 @@ class StmtEmitter:
     def __init__(self, expr: ExprEmitter, var: Callable[[str], str],
                  spawn: Callable[[ir.Spawn, str], list[str]] | None = None,
                  reduce: Callable[[ir.Reduce, str], list[str]] | None = None,
-                 in_task: bool = True, spawn_may_end: bool = False) -> None:
+                 in_task: bool = True, spawn_may_end: bool = False,
+                 positions: bool = False) -> None:
         self.spawn_may_end = spawn_may_end  # a spawn may end the thread (see numba_codegen)
+        # tag each statement's lines with its source position (revec.emit.writer.at)
+        self.positions = positions
         self.expr = expr
         self.var = var
         self.spawn = spawn
@@ -157,6 +161,10 @@ class StmtEmitter:
         return out
 
     def stmt(self, s: ir.Stmt, ind: str, depth: int) -> list[str]:
+        lines = self._stmt(s, ind, depth)
+        return at(s.loc, lines) if self.positions else lines
+
+    def _stmt(self, s: ir.Stmt, ind: str, depth: int) -> list[str]:
         e = self.expr
         match s:
             case ir.Assign(target=t, value=v):

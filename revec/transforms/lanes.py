@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from revec import ir
+from revec.errors import SourceLoc
 from revec.ir import speculable
 
 
@@ -87,6 +88,7 @@ class Cond:
     cond: ir.Expr
     guard: int | None
     negate: bool
+    loc: SourceLoc | None = None  # the ``if``'s position in the user's source
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class SetVar:
     target: str
     value: ir.Expr
     guard: int | None
+    loc: SourceLoc | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class MakeSpawn:
     site: SpawnSite
     guard: int | None
     args: tuple[tuple[str, ir.Expr], ...]
+    loc: SourceLoc | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,10 @@ class Fold:
     stmt: ir.Reduce
     guard: int | None
 
+    @property
+    def loc(self) -> SourceLoc:
+        return self.stmt.loc
+
 
 @dataclass(frozen=True)
 class Plain:
@@ -123,6 +131,10 @@ class Plain:
     library function's results, an expression statement)."""
 
     stmt: ir.Stmt
+
+    @property
+    def loc(self) -> SourceLoc:
+        return self.stmt.loc
 
 
 LaneOp = Cond | SetVar | MakeSpawn | Fold | Plain
@@ -176,12 +188,12 @@ def if_convert(stmts: tuple[ir.Stmt, ...], columns: tuple[str, ...],
         for s in body:
             match s:
                 case ir.Assign(target=t, value=v):
-                    ops.append(SetVar(t, v, guard))
+                    ops.append(SetVar(t, v, guard, s.loc))
                 case ir.Spawn(args=args):
                     site = SpawnSite(len(sites), kset, guard is not None)
                     sites.append(site)
                     ops.append(MakeSpawn(site, guard, tuple(
-                        (f, a) for f, a in zip(fields, args) if f in columns)))
+                        (f, a) for f, a in zip(fields, args) if f in columns), s.loc))
                     kset = (kset | {k + 1 for k in kset}) if guard is not None else \
                         frozenset(k + 1 for k in kset)
                 case ir.Reduce():
@@ -189,8 +201,8 @@ def if_convert(stmts: tuple[ir.Stmt, ...], columns: tuple[str, ...],
                 case ir.If(cond=c, then=a, orelse=b):
                     n = nconds
                     nconds += 2
-                    ops.append(Cond(n, c, guard, False))
-                    ops.append(Cond(n + 1, c, guard, True))
+                    ops.append(Cond(n, c, guard, False, s.loc))
+                    ops.append(Cond(n + 1, c, guard, True, s.loc))
                     kset = block(a, n, kset) | block(b, n + 1, kset)
                 case _:
                     assert guard is None, "if_convertible: only assignments, spawns, " \
