@@ -1,4 +1,5 @@
-"""A 100,000-level task tree in every variant; the golden generated module for fib."""
+"""A 100,000-level task tree in every variant; the golden generated module for fib runs
+(tests/test_goldens.py keeps it up to date)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from revec.api import get_program, run_loaded
-from revec.backends.numba_codegen import generate_numba_module
 
 HERE = Path(__file__).parent
 N = 100_000
@@ -34,18 +34,6 @@ def test_deep_sequential_reference():
     res = run_loaded(program, "spine", (N, 0), variant="seq")
     assert res.reducers["nodes"] == N + 1 + N // 3
     assert res.reducers["deepest"] == N
-
-
-def test_fib_golden(request, monkeypatch):
-    # the compaction step variant is chosen per CPU; the golden module pins the generic
-    # one (llvm.masked.compressstore: compiles and runs on any CPU)
-    monkeypatch.setenv("REVEC_NUMBA_VECTOR", "avx512")
-    program = get_program(HERE / "programs" / "fib.py")
-    text = generate_numba_module(program, "fib")
-    golden = HERE / "golden" / "fib_numba.py"
-    if request.config.getoption("--update-golden"):
-        golden.write_text(text)
-    assert text == golden.read_text(), "generated code changed: run pytest --update-golden"
 
 
 def test_fib_golden_module_runs(tmp_path):

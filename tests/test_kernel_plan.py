@@ -1,7 +1,7 @@
 """The kernel plan (revec/transforms/kernel_plan.py): one typed plan per task, walked by
 both back ends' emitters.  Every benchmark's plan is printed, and both emitters (C, and
 numba with the vector and with the scalar steps) must consume every step of it, in
-order; golden files pin the fib and nqueens plans."""
+order; tests/test_goldens.py pins the plans of fib, nqueens and graphcol."""
 
 from __future__ import annotations
 
@@ -134,15 +134,6 @@ def test_narrow_sum_only_for_a_narrow_column() -> None:
     assert isinstance(base, kp.BaseCase) and base.narrow_sum == kp.NarrowSum("n", "count")
     base = knap.step(kp.BaseCase)
     assert isinstance(base, kp.BaseCase) and base.narrow_sum is None
-
-
-@pytest.mark.parametrize("name", ["fib", "nqueens"])
-def test_plan_golden(name: str, request: pytest.FixtureRequest) -> None:
-    ((_, plan),) = plans(ROOT / "benchmarks" / f"{name}.py")
-    golden = HERE / "golden" / f"{name}_plan.txt"
-    if request.config.getoption("--update-golden"):
-        golden.write_text(plan.render())
-    assert plan.render() == golden.read_text(), "the plan changed: run pytest --update-golden"
 
 
 def test_transform_plan_cli(capsys: pytest.CaptureFixture[str]) -> None:
