@@ -52,7 +52,7 @@ FULL = (1 << LANES) - 1
 
 
 @dataclass(frozen=True)
-class Site:
+class LaneSite:
     """A spawn site of the lane body: its spawn indices and, per varying column, the
     argument (``args``: the lane variable holding it, ``arg_exprs``: the expression)."""
 
@@ -152,7 +152,7 @@ class LaneSpawnsEmitter:
         self.bp = gen.bp  # type: ignore[attr-defined]
         self.first = first_column
         self.columns = self.bp.columns
-        self.sites = [Site(op.site.index, op.site.kset,
+        self.sites = [LaneSite(op.site.index, op.site.kset,
                            {c: f"_a{op.site.index}_{c}" for c, _ in op.args}, dict(op.args))
                       for op in step.body.ops if isinstance(op, lanes.MakeSpawn)]
         assigned = assigned_names(step.stmts)
