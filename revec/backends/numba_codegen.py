@@ -518,6 +518,7 @@ class NumbaModuleGen:
         threads: the test over all threads into mask bytes, then one compaction of the
         moved columns (:meth:`compact_calls`: 32 threads per vector step, the rest thread
         by thread)."""
+        assert step.lanes == LANES, "compact_cols steps 32 threads at a time"
         mc = self.mask_column()
         L = ["        # is-base test over all threads (one vectorizable pass into mask bytes), then",
              "        # a stream compaction of the block into its base and its inductive threads",

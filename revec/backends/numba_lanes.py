@@ -223,6 +223,7 @@ class LaneSpawnsEmitter:
     def emit(self) -> list[str]:
         gen = self.gen
         step = self.step
+        assert step.lanes == LANES, "the steps' masks are 32-bit words"
         L = ["    # inductive case, 32 threads per step (the plan's lane-spawns step): passes",
              "    # over the full steps store each conditional site's mask and the child",
              "    # blocks' argument columns; then per step the lanes making their k-th",
