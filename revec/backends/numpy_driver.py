@@ -148,7 +148,10 @@ def concatenate(blocks: list[Block]) -> Block:
         return Block(0, {}, {})
     uniform = full[0].uniform
     for b in full[1:]:
-        assert b.uniform == uniform, "child blocks of one level with different uniform fields"
+        for name, value in uniform.items():
+            # the plan's claim: a level-uniform field is equal in every thread of a level
+            assert b.uniform[name] == value, \
+                f"level-uniform field {name!r} differs between the child blocks of a level"
     return Block(sum(b.n for b in full),
                  {name: np.concatenate([b.columns[name] for b in full])
                   for name in full[0].columns}, dict(uniform))

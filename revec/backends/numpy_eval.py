@@ -36,8 +36,8 @@ version (``LIBRARY[name].py``, the one the sequential reference calls).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -65,26 +65,30 @@ MATH: dict[str, Callable[[Values], Values]] = {
 }
 
 
-@contextmanager
-def exact() -> Iterator[None]:
+def exact() -> np.errstate:
     """Fixed-width wraparound without NumPy's warnings (overflow, and the operations the
     language leaves undefined: integer division by zero, out-of-range conversions)."""
-    with np.errstate(all="ignore"):
-        yield
+    return np.errstate(all="ignore")
+
+
+@functools.lru_cache(maxsize=4096)
+def scalar(value: int | float | bool, dtype: np.dtype[Any]) -> np.generic:
+    """``value`` converted to ``dtype`` as a C cast would."""
+    with exact():
+        return np.array(value).astype(dtype)[()]  # type: ignore[no-any-return]
 
 
 def constant(value: int | float | bool, dtype: np.dtype[Any], n: int) -> Values:
     """``n`` lanes holding ``value`` converted to ``dtype`` as a C cast would."""
-    with exact():
-        return np.full(n, np.array(value).astype(dtype), dtype)
+    return np.full(n, scalar(value, dtype), dtype)
 
 
 def cast(values: Values, dtype: np.dtype[Any]) -> Values:
-    """C-cast semantics: integers wrap, floats truncate toward zero, nonzero -> True."""
+    """C-cast semantics: integers wrap, floats truncate toward zero, nonzero -> True
+    (called under :func:`exact`)."""
     if values.dtype == dtype:
         return values
-    with exact():
-        return values.astype(dtype)
+    return values.astype(dtype)
 
 
 class Lanes:
@@ -307,7 +311,12 @@ class Threads:
         return scatter(live, self.value(e, live))
 
     def assign(self, name: str, live: Mask, values: Values) -> None:
-        target = self.env[name]
+        """``name = values`` on the lanes of ``live``.  A variable the environment does
+        not hold yet (a local a lock-step iteration assigns before it reads it, so the
+        plan does not carry it from one iteration to the next) is made here."""
+        target = self.env.get(name)
+        if target is None:
+            target = self.env[name] = np.zeros(self.n, values.dtype)
         assert target.dtype == values.dtype, (name, target.dtype, values.dtype)
         target[live] = values
 

@@ -98,6 +98,10 @@ class ChildBlocks:
     def add(self, k: Values, thread: Values, values: dict[str, Values]) -> None:
         """Children: the i-th goes to child block ``k[i]``, made by thread ``thread[i]``,
         with field values ``values[name][i]``."""
+        if len(k) and (k == k[0]).all():  # (one child block: no selection)
+            self.pieces.setdefault(int(k[0]), []).append((thread, values))
+            self.count = max(self.count, int(k[0]) + 1)
+            return
         for kk in np.unique(k):
             sel = k == kk
             self.pieces.setdefault(int(kk), []).append(
@@ -338,7 +342,8 @@ class Kernel:
         if step.by_index:
             idx = active["_idx"]
             columns.update({name: self.by_index(ind, name, idx) for name in step.by_index})
-        env = self.env(columns, run, na)
+        # no locals: an iteration assigns those it does not carry before reading them
+        env = self.env(columns, run, na, with_locals=False)
         spawned = np.zeros(na, np.int64)
 
         def child(made: Mask, values: dict[str, Values]) -> None:

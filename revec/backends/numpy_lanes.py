@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from revec.backends.numpy_eval import Evaluator, Mask, Threads, Values, exact, lanes_of
+from revec.backends.numpy_eval import Evaluator, Lanes, Mask, Threads, Values, exact, lanes_of
 from revec.transforms import lanes as ln
 
 # a site made spawns: (site, lanes that spawned, their spawn numbers, the children's
@@ -38,6 +38,7 @@ def run_lane_body(ev: Evaluator, body: ln.LaneBody, env: dict[str, Values], n: i
                   on_spawn: SiteHook | None, on_reduce: ReduceHook) -> None:
     """Run ``body`` over the ``n`` lanes of ``env`` (changed in place)."""
     every = np.ones(n, np.bool_)
+    index = np.arange(n)
     conds: dict[int, Mask] = {}
     k = np.zeros(n, np.int64)  # each lane's spawns so far (the lane code's ``_k``)
 
@@ -46,15 +47,20 @@ def run_lane_body(ev: Evaluator, body: ln.LaneBody, env: dict[str, Values], n: i
 
     with exact():
         for op in body.ops:
-            lanes = lanes_of(env, every)
+            lanes = Lanes(env, index)  # every lane
             match op:
                 case ln.Cond(index=i, cond=c, guard=g, negate=neg):
                     value = ev.expr(c, lanes)
                     conds[i] = guard(g) & (~value if neg else value)
                 case ln.SetVar(target=t, value=v, guard=g):
                     value = ev.expr(v, lanes)
-                    assert env[t].dtype == value.dtype, (t, env[t].dtype, value.dtype)
-                    env[t] = np.where(guard(g), value, env[t])
+                    old = env.get(t)
+                    assert old is None or old.dtype == value.dtype, (t, old, value.dtype)
+                    if g is None:  # every lane (a local may be assigned here first)
+                        env[t] = value
+                    else:
+                        assert old is not None, f"{t!r} kept under a condition, never set"
+                        env[t] = np.where(guard(g), value, old)
                 case ln.MakeSpawn(site=site, guard=g, args=args):
                     made = guard(g)
                     ks = k[made]
