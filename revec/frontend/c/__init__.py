@@ -1,8 +1,11 @@
-"""Front end for Cilk C: a ``.c`` file -> checked :class:`revec.ir.Program`.
+"""The Cilk C front end: a pycparser syntax adapter on the front-end core.
 
-The file is read by :mod:`revec.frontend.c.source` (preprocessing, pycparser) and its
-functions lowered by :mod:`revec.frontend.c.lower`; return values and prologues then go
-through the same IR passes as Python programs.  See docs/cilk.md for the subset.
+The file is read by :mod:`.source` (a position-preserving preprocessor, then pycparser),
+its top level by :mod:`.file_scope`, and its tasks and helpers lowered by :mod:`.lower`
+and :mod:`.expressions`, which call the core's IR builder
+(:mod:`revec.frontend.builder`) with C's type rules (:mod:`revec.frontend.rules.c99`).
+Return values and prologues then go through the same IR passes as Python programs; the
+sequential reference is :mod:`.reference`.  See docs/cilk.md for the subset.
 """
 
 from __future__ import annotations
@@ -10,44 +13,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from revec import ir
-from revec.errors import RevecError, SourceLoc
-from revec.frontend.c.lower import CProgramContext, FunctionLowerer
+from revec.errors import RevecError
+from revec.frontend.assemble import assemble, depth_guard
+from revec.frontend.c.context import CProgramContext
+from revec.frontend.c.file_scope import read_file_scope
+from revec.frontend.c.lower import CFunction
 from revec.frontend.c.reference import sequential_module
 from revec.frontend.c.source import read_c
-from revec.transforms.prologue import inline_prologues
-from revec.transforms.returns import convert_returns
-
-RECURSION_LIMIT = 12_000
 
 
 def load_c_program(path: str | Path) -> ir.Program:
-    import sys
-
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, RECURSION_LIMIT))
-    try:
-        return _load(path)
-    except RecursionError:
-        raise RevecError("the program nests too deeply for the checker",
-                         SourceLoc(str(path), 1, 1)) from None
-    finally:
-        sys.setrecursionlimit(old)
-
-
-def _load(path: str | Path) -> ir.Program:
-    src = read_c(path)
-    ctx = CProgramContext(src)
-    ctx.collect()
-    if not ctx.tasks:
-        raise RevecError("no task in this file: a task is a function that uses cilk_spawn "
-                         "or calls itself", src.at(1, 1))
-    tasks: dict[str, ir.TaskDef] = {}
-    for name in ctx.functions:
-        if name in ctx.tasks:
-            tasks[name] = FunctionLowerer(ctx, ctx.functions[name], "task").lower_task()
-    program = ir.Program(src.path, src.text, tasks, dict(ctx.helpers), {}, ctx.arrays,
-                         tuple(sorted(ctx.libs)), None)
-    module = sequential_module(program)
-    program = inline_prologues(convert_returns(program))
-    program.module = module
-    return program
+    """Check a Cilk C program file."""
+    with depth_guard(path, "the program nests too deeply for the checker"):
+        src = read_c(path)
+        ctx = CProgramContext(src)
+        read_file_scope(ctx)
+        if not ctx.tasks:
+            raise RevecError("no task in this file: a task is a function that uses "
+                             "cilk_spawn or calls itself", src.at(1, 1))
+        tasks = {name: CFunction(ctx, fdef, "task").lower_task()
+                 for name, fdef in ctx.functions.items() if name in ctx.tasks}
+        return assemble(src.path, src.text, tasks, dict(ctx.helpers), {}, ctx.arrays,
+                        ctx.libs, reference=sequential_module)

@@ -1,23 +1,15 @@
-"""C's scalar types and conversions for the Cilk C front end (x86-64 LP64, as gcc).
-
-Every IR expression the C front end builds carries its C type as a *strong* numpy
-type: ``char`` is int8 (signed on x86-64), ``int`` int32, ``long`` int64, ``_Bool``
-bool; a comparison's ``int`` result is kept as a bool (it only ever holds 0 or 1, and
-integer promotion turns it into ``int`` wherever C would).  The rules below are C99's
-integer promotions (6.3.1.1) and usual arithmetic conversions (6.3.1.8); the front end
-inserts the casts they imply, so the back ends compute exactly what gcc computes.
+"""The C spellings of types and constants: declaration specifiers and ``<stdint.h>``
+names -> scalar types (x86-64 LP64, as gcc), a type's name in messages, and the values
+and types of integer, character and floating constants (C99 6.4.4).  The conversions
+between the types are C's type rules (:mod:`revec.frontend.rules.c99`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from revec.frontend.rules.c99 import CBOOL, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64
 from revec.ir import Ty
-
-I8, I16, I32, I64 = (Ty(np.dtype(t)) for t in (np.int8, np.int16, np.int32, np.int64))
-U8, U16, U32, U64 = (Ty(np.dtype(t)) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
-F32, F64 = Ty(np.dtype(np.float32)), Ty(np.dtype(np.float64))
-CBOOL = Ty(np.dtype(np.bool_))
 
 # <stdint.h> / <stdbool.h> / <stddef.h> names (declared by the front end's prelude)
 TYPEDEFS: dict[str, Ty] = {
@@ -72,30 +64,6 @@ def from_specifiers(names: list[str]) -> Ty | None:
     if rest_set in (["long"], ["long", "long"]):
         return U64 if unsigned else I64
     raise ValueError(f"type '{' '.join(names)}' is not supported")
-
-
-def promote(ty: Ty) -> Ty:
-    """C's integer promotion: types narrower than int (and _Bool) become int."""
-    if ty.kind == "b" or (ty.kind in "iu" and ty.dtype.itemsize < 4):
-        return I32
-    return ty
-
-
-def usual(a: Ty, b: Ty) -> Ty:
-    """C's usual arithmetic conversions: the common type of a binary operation."""
-    if a.kind == "f" or b.kind == "f":
-        if F64 in (a, b):
-            return F64
-        return F32
-    a, b = promote(a), promote(b)
-    if a == b:
-        return a
-    if a.kind == b.kind:
-        return a if a.dtype.itemsize >= b.dtype.itemsize else b
-    u, s = (a, b) if a.kind == "u" else (b, a)
-    if u.dtype.itemsize >= s.dtype.itemsize:
-        return u
-    return s  # the signed type is wider, so it holds every value of the unsigned one
 
 
 def int_literal(text: str) -> tuple[int, Ty]:
@@ -164,12 +132,3 @@ def float_literal(text: str) -> tuple[float, Ty]:
     if ty == F32:
         value = float(np.float32(value))
     return value, ty
-
-
-def wrap(value: int, ty: Ty) -> int:
-    """``value`` converted to the integer type ``ty`` (modulo 2**bits)."""
-    bits = 8 * ty.dtype.itemsize
-    v = value % (1 << bits)
-    if ty.kind == "i" and v >= 1 << (bits - 1):
-        v -= 1 << bits
-    return v

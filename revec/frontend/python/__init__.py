@@ -1,1 +1,36 @@
-"""The Python front end: a libcst syntax adapter on the front-end core."""
+"""The Python front end: a libcst syntax adapter on the front-end core.
+
+:mod:`.source` parses (Python's parser for syntax errors, then libcst with positions)
+and executes the module level once; :mod:`.module` reads the reducer declarations and
+lowers each ``@task`` function with :mod:`.lower`, which walks libcst trees and calls the
+core's IR builder (:mod:`revec.frontend.builder`) with NumPy 2's type rules.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+from revec import ir
+from revec.frontend.assemble import depth_guard
+from revec.frontend.python.module import check_module, static_reducer_checks
+from revec.frontend.python.source import parse_source, read_source
+
+TOO_DEEP = ("the program nests too deeply for the checker (expressions or chains of helper "
+            "calls thousands of levels deep); split long expressions into statements")
+
+
+def load_python_program(path: str | Path) -> ir.Program:
+    """Check a Python program file: its module level is executed once (a fresh module)."""
+    with depth_guard(path, TOO_DEEP):
+        src = read_source(path)
+        static_reducer_checks(src)
+        return check_module(src, None)
+
+
+def load_python_source(name: str, text: str, namespace: types.ModuleType) -> ir.Program:
+    """Check a program whose module is already live: ``text`` is its source, ``namespace``
+    its globals; nothing is executed."""
+    src = parse_source(name, text)
+    static_reducer_checks(src)
+    return check_module(src, namespace)

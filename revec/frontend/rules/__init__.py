@@ -56,3 +56,7 @@ class TypeRules(Protocol):
     def select(self, cond: ir.Expr, a: ir.Expr, b: ir.Expr, loc: SourceLoc) -> ir.Expr:
         """``a if cond else b`` (``cond ? a : b``)."""
         ...
+
+    def index(self, e: ir.Expr) -> ir.Expr:
+        """``e`` as an array index (an integer; computed in int64)."""
+        ...

@@ -217,6 +217,11 @@ class NumpyRules:
         ty = join(a.ty, b.ty)
         return ir.IfExp(loc, ty, self.truth(cond), self.convert(a, ty), self.convert(b, ty))
 
+    def index(self, e: ir.Expr) -> ir.Expr:
+        if e.ty.kind not in "iu":
+            raise TypeRuleError(f"array index must be an integer, not {e.ty}")
+        return self.convert(e, Ty(np.dtype(np.int64)))
+
 
 NEP50 = NumpyRules()
 

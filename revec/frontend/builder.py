@@ -1,0 +1,261 @@
+"""The IR builder shared by the Python and the Cilk C front ends.
+
+As in Clang, where the parsers of C and Objective-C call one semantic builder
+(``Sema``), the syntax adapters (:mod:`revec.frontend.python.lower`,
+:mod:`revec.frontend.c.lower`) walk their own trees and call this builder for every
+decision that is not syntax: the section a statement is in and what it may do there
+(spawn, reduce, recurse, return), the conversion of arguments to parameter types, the
+locals and their types (with the fixpoint that settles them), the helpers lowered so
+far, the library functions and module arrays a program uses, and the typed IR of each
+operation (through the language's :class:`revec.frontend.rules.TypeRules`).  A
+language only words its diagnostics (:class:`Spelling`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, NoReturn, TypeVar
+
+import numpy as np
+
+from revec import ir
+from revec.errors import RevecError, SourceLoc
+from revec.frontend.rules import TypeRuleError, TypeRules
+from revec.frontend.shape import IfParts, TaskShape, split_task
+from revec.ir import Ty
+from revec.lib import LibFunction
+
+T = TypeVar("T")
+FIXPOINT_ROUNDS = 12
+
+
+@dataclasses.dataclass(frozen=True)
+class Spelling:
+    """How a language words the builder's diagnostics."""
+
+    is_base: str  # the is-base test as the language writes it: "if <is-base>:"
+    task_shape: str  # what a task body must look like
+    cast: Callable[[Ty], str]  # an explicit conversion to a type: "np.int64(...)"
+
+
+class ProgramBuilder:
+    """What lowering one function needs of the whole program: where its syntax nodes
+    are (for located errors), the helpers lowered so far, and the module arrays and
+    library functions the program uses."""
+
+    def __init__(self, locate: Callable[[Any], SourceLoc]) -> None:
+        self.locate = locate
+        self.helpers: dict[str, ir.HelperDef] = {}  # callees first
+        self.lowering: list[str] = []  # the helpers being lowered (calling one recurses)
+        self.arrays: dict[str, np.ndarray] = {}
+        self.libs: set[str] = set()
+
+    def error(self, message: str, node: Any) -> NoReturn:
+        raise RevecError(message, self.locate(node))
+
+    def helper(self, key: str, name: str, lower: Callable[[], ir.HelperDef]) -> ir.HelperDef:
+        """The helper (specialization) ``key`` of the function ``name``, lowered by
+        ``lower`` on first use.  The caller rejects a call of a helper that is still
+        being lowered (``name in self.lowering``: helpers do not recurse)."""
+        if key in self.helpers:
+            return self.helpers[key]
+        self.lowering.append(name)
+        try:
+            helper = lower()
+        finally:
+            self.lowering.pop()
+        if helper.name != key:
+            helper = dataclasses.replace(helper, name=key)
+        self.helpers[key] = helper
+        return helper
+
+
+class FunctionBuilder:
+    """Builds the IR of one task or helper function.  A syntax adapter subclasses it,
+    walks its tree and implements :meth:`expr` (the lowering of one expression node);
+    the nodes it passes in only locate errors."""
+
+    spelling: ClassVar[Spelling]
+
+    def __init__(self, ctx: ProgramBuilder, rules: TypeRules, name: str, kind: str) -> None:
+        self.ctx = ctx
+        self.rules = rules
+        self.name = name
+        self.kind = kind  # task / helper (/ const: a C file-scope initializer)
+        self.section = kind  # prologue / base / inductive / helper while lowering
+        self.params: tuple[ir.Param, ...] = ()
+        self.locals: dict[str, Ty] = {}  # IR name -> type (parameters included)
+        self.changed = False  # a local's type changed in this round of the fixpoint
+        self.final = False  # the fixpoint's last round (the types have settled)
+
+    def expr(self, node: Any) -> ir.Expr:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ diagnostics
+    def error(self, message: str, node: Any) -> NoReturn:
+        self.ctx.error(message, node)
+
+    def loc(self, node: Any) -> SourceLoc:
+        return self.ctx.locate(node)
+
+    def typed(self, rule: Callable[[], T], node: Any) -> T:
+        """The result of a type rule; its error is located at ``node``."""
+        try:
+            return rule()
+        except TypeRuleError as err:
+            self.error(str(err), node)
+
+    # ------------------------------------------------------------------ task shape
+    def task_shape(self, stmts: Sequence[Any], function: Any,
+                   as_if: Callable[[Any], IfParts[Any, Any] | None],
+                   ends_with_return: Callable[[Sequence[Any]], bool]) -> TaskShape[Any, Any]:
+        """The task body's prologue, is-base test, base and inductive cases
+        (:mod:`revec.frontend.shape`); no such shape is an error at the first statement."""
+        shape = split_task(stmts, as_if, ends_with_return)
+        if shape is None:
+            self.error(self.spelling.task_shape, stmts[0] if stmts else function)
+        return shape
+
+    # ------------------------------------------------------------------ sections
+    def not_before_test(self, what: str, verb: str, node: Any, hint: str = "") -> None:
+        """``what`` cannot happen in the prologue (it would ``verb``)."""
+        if self.section == "prologue":
+            self.error(f"{what} before the is-base test: the prologue (statements before "
+                       f"'{self.spelling.is_base}') cannot {verb}{hint}", node)
+
+    def not_in_base(self, what: str, verb: str, node: Any) -> None:
+        if self.section == "base":
+            self.error(f"{what} in the base case: the base case must not {verb}", node)
+
+    def may_recurse(self, what: str, node: Any) -> None:
+        """A recursive call (a spawn, or a call whose value is used) is only allowed in
+        the inductive case."""
+        self.not_in_base(what, "recurse", node)
+        self.not_before_test(what, "recurse", node)
+
+    # ------------------------------------------------------------------ locals
+    def function_locals(self) -> dict[str, Ty]:
+        """The locals without the parameters (a TaskDef's or HelperDef's ``locals``)."""
+        params = {p.name for p in self.params}
+        return {k: v for k, v in self.locals.items() if k not in params}
+
+    def merge_local(self, name: str, ty: Ty, node: Any) -> Ty:
+        """Assign a ``ty`` value to the local ``name`` whose type is inferred from its
+        assignments: a first assignment gives it ``ty``; a Python scalar (weak) value
+        joins the local's type; any other type change is an error (every local has one
+        type).  A change marks the fixpoint's round as not settled."""
+        old = self.locals.get(name)
+        if old is None:
+            self.locals[name] = ty
+            self.changed = True
+            return ty
+        is_param = any(p.name == name for p in self.params)
+        if old.weak or ty.weak or old == ty:
+            new = self.rules.join(old, ty)
+            if is_param and new != old:
+                self.error(f"parameter '{name}' is {old}; assigning a {ty} value would change "
+                           "its type (use a new local name)", node)
+            if new != old:
+                self.locals[name] = new
+                self.changed = True
+            return self.locals[name]
+        self.error(f"'{name}' holds {old} values but is assigned a {ty} value here; every "
+                   f"local has one type: convert explicitly, e.g. {self.spelling.cast(old)}",
+                   node)
+
+    def fixpoint(self, lower_body: Callable[[], T], function: Any) -> T:
+        """Lower the body until no local's type changes, then once more (``final``)."""
+        for _ in range(FIXPOINT_ROUNDS):
+            self.changed = False
+            self.start_round()
+            lower_body()
+            if not self.changed:
+                self.final = True
+                self.start_round()
+                return lower_body()
+        raise RevecError("the types of the local variables do not settle", self.loc(function))
+
+    def start_round(self) -> None:
+        """Forget what one round of the fixpoint collected (a subclass's hook)."""
+
+    # ------------------------------------------------------------------ typed operations
+    def convert(self, e: ir.Expr, ty: Ty) -> ir.Expr:
+        return self.rules.convert(e, ty)
+
+    def truth(self, e: ir.Expr) -> ir.Expr:
+        return self.rules.truth(e)
+
+    def arith(self, op: str, a: ir.Expr, b: ir.Expr, node: Any) -> ir.Expr:
+        return self.typed(lambda: self.rules.arith(op, a, b, self.loc(node)), node)
+
+    def compare(self, op: str, a: ir.Expr, b: ir.Expr, node: Any) -> ir.Expr:
+        return self.typed(lambda: self.rules.compare(op, a, b, self.loc(node)), node)
+
+    def unary(self, op: str, a: ir.Expr, node: Any) -> ir.Expr:
+        return self.typed(lambda: self.rules.unary(op, a, self.loc(node)), node)
+
+    def logical(self, op: str, a: ir.Expr, b: ir.Expr, node: Any) -> ir.Expr:
+        return self.typed(lambda: self.rules.logical(op, a, b, self.loc(node)), node)
+
+    def select(self, cond: ir.Expr, a: ir.Expr, b: ir.Expr, node: Any) -> ir.Expr:
+        return self.typed(lambda: self.rules.select(cond, a, b, self.loc(node)), node)
+
+    def arguments(self, nodes: Sequence[Any], tys: Sequence[Ty]) -> tuple[ir.Expr, ...]:
+        """Each argument lowered and converted to its parameter's type, one after the
+        other (an earlier argument's error is the one reported)."""
+        return tuple(self.convert(self.expr(n), t) for n, t in zip(nodes, tys))
+
+    # ------------------------------------------------------------------ statements and calls
+    def spawn(self, nodes: Sequence[Any], node: Any) -> ir.Spawn:
+        """A spawn of the task itself with the arguments ``nodes`` (already counted)."""
+        return ir.Spawn(self.loc(node), self.arguments(nodes, [p.ty for p in self.params]))
+
+    def recur(self, nodes: Sequence[Any], ty: Ty, node: Any) -> ir.Recur:
+        """A call of the task itself whose value (of type ``ty``) is used."""
+        return ir.Recur(self.loc(node), ty, self.arguments(nodes, [p.ty for p in self.params]))
+
+    def reduce(self, decl: ir.ReducerDecl, value: Any, node: Any) -> ir.Reduce:
+        """``reduce(decl, value)``.  A float folded into an integer (or bool) reducer
+        would be truncated silently: the program must convert explicitly."""
+        val = self.expr(value)
+        if val.ty.kind == "f" and decl.dtype.kind in "iub":
+            self.error(f"reduce({decl.name}, ...) folds a {val.ty} value into the "
+                       f"{decl.dtype.name} reducer '{decl.name}', which would truncate it; "
+                       f"convert explicitly, e.g. {self.spelling.cast(Ty(decl.dtype))}, or "
+                       "declare the reducer as a float", value)
+        return ir.Reduce(self.loc(node), decl.name, self.convert(val, Ty(decl.dtype)))
+
+    def library_call(self, lib: LibFunction, nodes: Sequence[Any], node: Any) -> ir.LibCall:
+        """A call of a revec.lib function (arguments already counted)."""
+        args = self.arguments(nodes, [Ty(np.dtype(t)) for t in lib.arg_types])
+        rts = tuple(Ty(np.dtype(t)) for t in lib.result_types)
+        self.ctx.libs.add(lib.name)
+        return ir.LibCall(self.loc(node), rts[0], lib.name, args, rts)
+
+    def element(self, name: str, array: np.ndarray, ty: Ty, indices: Sequence[Any],
+                node: Any) -> ir.ArrayRef:
+        """An element (of type ``ty``) of the module-level array ``name``, indexed by the
+        expression nodes ``indices``: one per dimension, each an integer."""
+        if len(indices) != array.ndim:
+            self.error(f"array '{name}' has {array.ndim} dimension(s) but is indexed with "
+                       f"{len(indices)}", node)
+        idx = []
+        for i in indices:
+            e = self.expr(i)
+            idx.append(self.typed(lambda e=e: self.rules.index(e), i))
+        self.ctx.arrays[name] = array
+        return ir.ArrayRef(self.loc(node), ty, name, tuple(idx))
+
+    # ------------------------------------------------------------------ definitions
+    def task_def(self, prologue: tuple[ir.Stmt, ...], is_base: ir.Expr,
+                 base: tuple[ir.Stmt, ...], inductive: tuple[ir.Stmt, ...], function: Any,
+                 result_ty: Ty | None) -> ir.TaskDef:
+        return ir.TaskDef(self.name, self.params, self.function_locals(), is_base, base,
+                          inductive, ir.spawn_bound(inductive), self.loc(function),
+                          prologue=prologue, result_ty=result_ty)
+
+    def helper_def(self, body: tuple[ir.Stmt, ...], result_tys: tuple[Ty, ...],
+                   function: Any) -> ir.HelperDef:
+        return ir.HelperDef(self.name, self.params, self.function_locals(), body, result_tys,
+                            self.loc(function))

@@ -1,0 +1,313 @@
+"""The expression half of the Cilk C syntax adapter: pycparser expressions -> typed IR,
+through the front-end core (:mod:`revec.frontend.builder`) with C's type rules
+(:mod:`revec.frontend.rules.c99`): every implicit conversion C performs is an explicit
+cast in the IR.  The statements are :mod:`revec.frontend.c.lower`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pycparser import c_ast
+
+from revec import ir
+from revec.errors import RevecError
+from revec.frontend.builder import FunctionBuilder, Spelling
+from revec.frontend.c.collect import Collect
+from revec.frontend.c.context import CProgramContext
+from revec.frontend.c.source import PRELUDE, SYNC_NAMES, _Parser
+from revec.frontend.c.syntax import is_spawn, key, walk
+from revec.frontend.c.typenames import c_name, char_literal, float_literal, int_literal
+from revec.frontend.rules.c99 import C99, F32, F64, I32, U64, usual
+from revec.frontend.scopes import BlockScopes
+from revec.ir import WEAK_INT, Ty
+
+ARITH = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
+COMPARE = {"<", ">", "<=", ">=", "==", "!="}
+MATH_C = {"sqrt", "exp", "log", "sin", "cos", "floor", "ceil", "fabs", "pow"}
+SETJMP = {"setjmp", "longjmp", "_setjmp", "sigsetjmp", "siglongjmp"}
+SUPPORTED_CALLS = ("the task itself, functions of this file without spawns (helpers) and "
+                   "revec's library functions")
+
+C = Spelling(
+    is_base="if (<is-base>)",
+    task_shape=("a task body must be 'if (<is-base>) { <base case>; return ...; }' followed "
+                "by the inductive case, or 'if (<is-base>) { ... } else { ... }' as its last "
+                "statement, optionally after statements without spawns (the prologue)"),
+    cast=lambda ty: f"({c_name(ty)})...",
+)
+
+
+class CExpressions(FunctionBuilder):
+    """Lowers the expressions of one C function (a task, a helper, or ``const``: a
+    file-scope initializer)."""
+
+    spelling = C
+
+    def __init__(self, ctx: CProgramContext, fdef: c_ast.FuncDef | None, kind: str) -> None:
+        super().__init__(ctx, C99, fdef.decl.name if fdef is not None else "", kind)
+        self.ctx: CProgramContext = ctx
+        self.fdef = fdef
+        self.scopes = BlockScopes(lambda n: n in ctx.functions or n in ctx.globals)
+        self.ctypes: dict[str, Ty] = {}  # C type of every local (loop indices: not WEAK_INT)
+        self.loopvars: set[str] = set()
+        self.result: Ty | None = None  # the function's result type (None: void)
+        self.pending: set[str] = set()  # locals assigned a spawned value, not yet synced
+        self.collects: dict[str, Collect] = {}  # local arrays collecting spawned results
+        self.macro_depth = 0
+
+    def lower_helper(self) -> ir.HelperDef:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ names
+    def declare(self, cname: str, ty: Ty, node: c_ast.Node, loop: bool = False) -> str:
+        if self.scopes.in_block(cname):
+            self.error(f"'{cname}' is declared twice in this block", node)
+        irname = self.scopes.declare(cname)
+        self.ctypes[irname] = ty
+        self.locals[irname] = WEAK_INT if loop else ty
+        if loop:
+            self.loopvars.add(irname)
+        return irname
+
+    def read_var(self, irname: str, node: c_ast.Node) -> ir.Expr:
+        loc = self.loc(node)
+        if irname in self.pending:
+            cname = getattr(node, "name", irname)
+            self.error(f"'{cname}' holds the value of a spawned call and is read before "
+                       "cilk_sync", node)
+        if irname in self.loopvars:
+            return ir.Cast(loc, self.ctypes[irname], ir.Var(loc, WEAK_INT, irname))
+        return ir.Var(loc, self.locals[irname], irname)
+
+    # ------------------------------------------------------------------ constants
+    def const_expr(self, node: c_ast.Node, ty: Ty) -> Any:
+        e = self.convert(self.expr(node), ty)
+        if not isinstance(e, ir.Const):
+            self.error("a constant expression is needed here", node)
+        return e.value
+
+    def try_const(self, node: c_ast.Node | None) -> Any:
+        if node is None:
+            return None
+        try:
+            e = self.expr(node)
+        except RevecError:
+            return None
+        return e.value if isinstance(e, ir.Const) else None
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, node: c_ast.Node) -> ir.Expr:
+        match node:
+            case c_ast.Constant():
+                return self.constant(node)
+            case c_ast.ID(name=name):
+                return self.name_ref(name, node)
+            case c_ast.BinaryOp(op=op) if op in ARITH:
+                return self.arith(op, self.expr(node.left), self.expr(node.right), node)
+            case c_ast.BinaryOp(op=op) if op in COMPARE:
+                return self.compare(op, self.expr(node.left), self.expr(node.right), node)
+            case c_ast.BinaryOp(op="&&" | "||"):
+                return self.logical("and" if node.op == "&&" else "or",
+                                    self.expr(node.left), self.expr(node.right), node)
+            case c_ast.UnaryOp(op="-" | "+" | "~"):
+                return self.unary(node.op, self.expr(node.expr), node)
+            case c_ast.UnaryOp(op="!"):
+                return self.unary("not", self.expr(node.expr), node)
+            case c_ast.UnaryOp(op="sizeof"):
+                if isinstance(node.expr, c_ast.Typename):
+                    ty = self.ctx.type_of(node.expr, "sizeof")
+                else:
+                    ty = self.expr(node.expr).ty
+                if ty is None:
+                    self.error("sizeof(void)", node)
+                return ir.Const(self.loc(node), U64, int(ty.dtype.itemsize))
+            case c_ast.UnaryOp(op="&" | "*"):
+                self.error("pointers are not supported (no & or * on values)", node)
+            case c_ast.UnaryOp(op="p++" | "++" | "p--" | "--"):
+                self.error("++/-- inside an expression is not supported; write it as its "
+                           "own statement", node)
+            case c_ast.TernaryOp():
+                return self.ternary(node)
+            case c_ast.Cast() if is_spawn(node):
+                self.error("cilk_spawn may only start a statement or stand right of '=' "
+                           "(x = cilk_spawn f(...))", node)
+            case c_ast.Cast():
+                ty = self.ctx.type_of(node.to_type, "a cast")
+                value = self.expr(node.expr)
+                if ty is None:
+                    self.error("a cast to void is not supported", node)
+                return self.convert(value, ty)
+            case c_ast.FuncCall():
+                return self.call(node)
+            case c_ast.ArrayRef():
+                return self.array_ref(node)
+            case c_ast.Assignment():
+                self.error("an assignment inside an expression is not supported; write it as "
+                           "its own statement", node)
+            case c_ast.ExprList():
+                self.error("the comma operator is not supported", node)
+        self.error(f"'{type(node).__name__}' expressions are not supported", node)
+
+    def constant(self, node: c_ast.Constant) -> ir.Expr:
+        loc = self.loc(node)
+        try:
+            if node.type == "string":
+                self.error("strings are not supported", node)
+            if node.type == "char" or node.value.startswith("'"):
+                return ir.Const(loc, I32, char_literal(node.value))
+            if node.type in ("float", "double", "long double") or (
+                    not node.value.lower().startswith("0x") and any(
+                        ch in node.value for ch in ".eE")) or "p" in node.value.lower():
+                v, ty = float_literal(node.value)
+                return ir.Const(loc, ty, v)
+            iv, ty = int_literal(node.value)
+            return ir.Const(loc, ty, iv)
+        except ValueError as err:
+            self.error(str(err), node)
+
+    def name_ref(self, name: str, node: c_ast.Node) -> ir.Expr:
+        loc = self.loc(node)
+        irname = self.scopes.lookup(name)
+        if irname is not None:
+            if irname.startswith("<array"):
+                c = self.collects[name]
+                self.error(f"'{name}' collects spawned results; it may only be summed after "
+                           f"cilk_sync (for (...) {c.acc} += {name}[i];)", node)
+            return self.read_var(irname, node)
+        if name in SYNC_NAMES:
+            self.error("cilk_sync is a statement", node)
+        g = self.ctx.globals.get(name)
+        if g is not None:
+            if g.array is not None:
+                self.error(f"'{name}' is an array; index it", node)
+            if not g.const:
+                self.error(f"reads the file-scope variable '{name}', which is not const; "
+                           "file-scope variables are read-only constants: declare it const",
+                           node)
+            return ir.Const(loc, g.ty, g.value)
+        macro = self.ctx.src.macros.get(name)
+        if macro is not None:
+            return self.expand(macro, node)
+        if name in ("true", "false"):
+            return ir.Const(loc, I32, 1 if name == "true" else 0)
+        if name in self.ctx.functions or name in self.ctx.protos:
+            self.error(f"'{name}' is a function; call it", node)
+        self.error(f"'{name}' is not declared", node)
+
+    def expand(self, macro: Any, node: c_ast.Node) -> ir.Expr:
+        if self.macro_depth > 50:
+            self.error(f"the macro '{macro.name}' expands into itself", node)
+        if not macro.text:
+            self.error(f"the macro '{macro.name}' is empty", node)
+        try:
+            ast = _Parser().parse(f"{PRELUDE}int __revec_macro = ({macro.text});", "<macro>")
+            init = ast.ext[-1].init
+        except Exception:  # noqa: BLE001 - pycparser's errors
+            self.error(f"the macro '{macro.name}' ({macro.text}) is not a constant expression; "
+                       "only #define NAME <expression> is supported", node)
+        for n in walk(init):
+            n.coord = node.coord
+        self.macro_depth += 1
+        try:
+            return self.expr(init)
+        finally:
+            self.macro_depth -= 1
+
+    def ternary(self, node: c_ast.TernaryOp) -> ir.Expr:
+        c = node.cond
+        a, b = self.expr(node.iftrue), self.expr(node.iffalse)
+        t = usual(a.ty, b.ty)
+        if isinstance(c, c_ast.BinaryOp) and c.op in ("<", ">", "<=", ">=") and t.kind in "iu":
+            kl, kr, kt, kf = key(c.left), key(c.right), key(node.iftrue), key(node.iffalse)
+            if {kl, kr} == {kt, kf} and kl != kr:
+                bigger = c.op in (">", ">=")
+                func = "maximum" if (kt == kl) == bigger else "minimum"
+                return ir.MathCall(self.loc(node), t, func,
+                                   (self.convert(a, t), self.convert(b, t)))
+        return self.select(self.expr(c), a, b, node)
+
+    def call(self, node: c_ast.FuncCall) -> ir.Expr:
+        loc = self.loc(node)
+        if not isinstance(node.name, c_ast.ID):
+            self.error("calls through pointers are not supported", node)
+        fname = node.name.name
+        if fname in SETJMP:
+            self.error(f"{fname} is not supported (non-local jumps)", node)
+        if fname == self.name and self.kind == "task":
+            return self.recursive_call(node, spawned=False)
+        if fname in self.ctx.tasks:
+            self.error(f"calls the task '{fname}'; a task may only call itself, and helpers "
+                       "cannot call tasks", node)
+        if fname in self.ctx.functions and fname != "main":
+            helper = self.helper(fname, node)
+            args = self.arguments(self.counted(node, len(helper.params)),
+                                  [p.ty for p in helper.params])
+            return ir.Call(loc, helper.result_tys[0], fname, args)
+        base = fname[:-1] if fname.endswith("f") and fname[:-1] in MATH_C else fname
+        if base in MATH_C:  # <math.h>
+            ty = F32 if base != fname else F64
+            nodes = self.arg_nodes(node)
+            if len(nodes) != (2 if base == "pow" else 1):
+                self.error(f"{fname}() takes {2 if base == 'pow' else 1} argument(s)", node)
+            vals = self.arguments(nodes, [ty] * len(nodes))
+            if base == "pow":
+                return ir.BinOp(loc, ty, "**", vals[0], vals[1])
+            return ir.MathCall(loc, ty, base, vals)
+        lib = self.ctx.lib(fname)
+        if lib is not None:
+            if len(lib.result_types) > 1:
+                self.error(f"{lib.name}() returns {len(lib.result_types)} values through "
+                           "&local arguments: call it as a statement", node)
+            nodes = self.arg_nodes(node)
+            if len(nodes) != len(lib.arg_types):
+                self.error(f"{lib.name}() takes {len(lib.arg_types)} argument(s)", node)
+            return self.library_call(lib, nodes, node)
+        self.error(f"call of unknown function '{fname}'; revec accepts calls of "
+                   f"{SUPPORTED_CALLS}", node.name)
+
+    def helper(self, name: str, node: c_ast.Node) -> ir.HelperDef:
+        """The helper ``name``, lowered on its first call."""
+        if name in self.ctx.lowering:
+            self.error(f"'{name}' is called recursively; a function without spawns (a helper) "
+                       "cannot recurse: make it a task (cilk_spawn) or a loop", node)
+        return self.ctx.helper(name, name, lambda: type(self)(
+            self.ctx, self.ctx.functions[name], "helper").lower_helper())
+
+    def arg_nodes(self, call: c_ast.FuncCall) -> list[c_ast.Node]:
+        return list(call.args.exprs) if call.args is not None else []
+
+    def counted(self, call: c_ast.FuncCall, n: int) -> list[c_ast.Node]:
+        """The argument nodes of a call of a function of this file taking ``n``."""
+        nodes = self.arg_nodes(call)
+        if len(nodes) != n:
+            self.error(f"'{call.name.name}' takes {n} argument(s), got {len(nodes)}", call)
+        return nodes
+
+    def recursive_call(self, call: c_ast.FuncCall, spawned: bool) -> ir.Expr:
+        """A call of the task itself (``spawned``: after cilk_spawn) whose value is used."""
+        self.may_recurse("cilk_spawn" if spawned else f"a call of '{self.name}'", call)
+        if self.result is None:
+            self.error(f"'{self.name}' returns void: its calls are statements "
+                       f"(cilk_spawn {self.name}(...);), not values", call)
+        return self.recur(self.counted(call, len(self.params)), self.result, call)
+
+    def array_ref(self, node: c_ast.ArrayRef) -> ir.Expr:
+        indices: list[c_ast.Node] = []
+        base: c_ast.Node = node
+        while isinstance(base, c_ast.ArrayRef):
+            indices.insert(0, base.subscript)
+            base = base.name
+        if not isinstance(base, c_ast.ID):
+            self.error("only file-scope const arrays can be indexed", node)
+        name = base.name
+        if self.scopes.lookup(name) is not None:
+            self.name_ref(name, base)
+            self.error(f"'{name}' is not an array", base)
+        g = self.ctx.globals.get(name)
+        if g is None or g.array is None:
+            self.error(f"'{name}' is not a file-scope array", base)
+        if not g.const:
+            self.error(f"reads the file-scope array '{name}', which is not const; file-scope "
+                       "arrays are read-only constants: declare it const", base)
+        return self.element(name, g.array, g.ty, indices, node)
