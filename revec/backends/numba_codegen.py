@@ -216,6 +216,7 @@ class NumbaModuleGen:
         # the scratch columns' sizes for a block of n threads (column: per thread, fixed),
         # decided before anything is emitted
         self.scratch_need: dict[int, tuple[int, int]] = {}
+        self.slot: dict[str, int] = {}  # the plan's scratch arrays -> their columns
         self.scratch_layout()
 
     def constant(self, name: str) -> bool:
@@ -234,23 +235,17 @@ class NumbaModuleGen:
 
     # ------------------------------------------------------------------ module
     def scratch_layout(self) -> None:
-        """The scratch byte columns after the 3 x nparams frame / base / inductive ones,
-        numbered from the plan: the base and inductive index lists (a side keeping arena
-        indices), two active lists per lock-step state column, the split's (and the
-        active lists') mask bytes, then the lane-spawns step's pass and fill columns."""
+        """The kernel's scratch byte columns, after the 3 x nparams frame / base /
+        inductive ones, in the plan's order (``plan.scratch``; the split's copies are
+        the driver's base and inductive columns): index lists, the lock-step loop's
+        active lists, the mask bytes, the lane passes and fills."""
         nf = len(self.bp.fields)
-        for c, src in enumerate(("b_", "q_")):
-            if self.by_index[src]:
-                self.need(3 * nf + c, 8, 0)
-        for e, (_, ty) in enumerate(self.state):
-            size = ty.dtype.itemsize
-            self.need(3 * nf + 2 + 2 * e, size, LANES * size)
-            self.need(3 * nf + 3 + 2 * e, size, LANES * size)
-        self.need(self.mask_column(), 1, LANES)
-        lanes = self.lanes()
-        if lanes is not None:
-            for c, per_thread, fixed in lanes.scratch_columns():
-                self.need(c, per_thread, fixed)
+        for x in self.plan.scratch:
+            if x.kind != "copy":
+                c = 3 * nf + len(self.slot)
+                self.slot[x.name] = c
+                size = x.ty.dtype.itemsize
+                self.need(c, x.per_thread * size, x.fixed * size)
 
     def need(self, c: int, per_thread: int, fixed: int) -> None:
         """Scratch column ``c`` holds ``n * per_thread + fixed`` bytes when the kernel
@@ -385,9 +380,9 @@ class NumbaModuleGen:
                 w(f"    b_{p.name} = {column(nf + i, p.ty)}")
             if ("q_", p.name) in moved:
                 w(f"    q_{p.name} = {column(2 * nf + i, p.ty)}")
-        for c, (src, who) in enumerate((("b_", "base"), ("q_", "inductive"))):
+        for src, who in (("b_", "base"), ("q_", "inductive")):
             if self.by_index[src]:
-                w(f"    {src[0]}i = {column(3 * nf + c, ir.Ty(np.dtype(np.int64)))}"
+                w(f"    {src[0]}i = {column(self.slot[src[0] + 'i'], ir.Ty(np.dtype(np.int64)))}"
                   f"  # {who} threads' indices")
         w("    meta = column_ptr(ints, 3, int64)")
         w("    meta[3] = 0")
@@ -460,21 +455,18 @@ class NumbaModuleGen:
         return "scalar" if self.compaction == "scalar" else numba_vector.isa_for(width)
 
     def scratch_columns(self) -> int:
-        """Scratch byte columns after the 3 x nparams ones: the base / inductive index lists,
-        two active lists per lock-step state variable, the vector steps' mask bytes, the
-        lane-spawns step's masks and argument columns."""
-        lanes = self.lanes()
-        return 3 + 2 * len(self.state) + (lanes.scratch() if lanes else 0)
+        """Scratch byte columns after the 3 x nparams ones (:meth:`scratch_layout`)."""
+        return len(self.slot)
 
     def lanes(self) -> LaneSpawnsEmitter | None:
         """The emitter of the plan's lane-spawns step (None: the plan has none)."""
         step = self.plan.step(kp.LaneSpawns)
         if self._lanes is None and isinstance(step, kp.LaneSpawns):
-            self._lanes = LaneSpawnsEmitter(self, step, self.mask_column() + 1)
+            self._lanes = LaneSpawnsEmitter(self, step)
         return self._lanes
 
     def mask_column(self) -> int:
-        return 3 * len(self.bp.fields) + 2 + 2 * len(self.state)
+        return self.slot["mb"]
 
     def split_moves(self) -> list[tuple[str, str, str]]:
         """What the split moves per side: (side, what, destination); ``what`` is a frame
@@ -561,17 +553,15 @@ class NumbaModuleGen:
         shape = step.shape
         loop = shape.loop
         assert step.lanes == 1, "numba kernels run the prefix thread by thread"
-        nf = len(bp.fields)
         mc = self.mask_column()
         L = ["    # inductive case: a loop making one spawn per iteration, in lock step",
              "    # phase A: the prefix per thread, its loop state staged at its own slot",
              "    # (sb_*) with whether it enters the loop (mb); those threads -> the active",
              "    # list (sa_*) by vector compaction steps",
              f"    mb = {column(mc)}"]
-        for e, (name, ty) in enumerate(self.state):
-            c = 3 * nf + 2 + 2 * e
-            L += [f"    sa_{name} = {column(c, ty)}",
-                  f"    sb_{name} = {column(c + 1, ty)}"]
+        for name, ty in self.state:
+            L += [f"    sa_{name} = {column(self.slot['sa_' + name], ty)}",
+                  f"    sb_{name} = {column(self.slot['sb_' + name], ty)}"]
         if isinstance(loop, ir.For):
             L.append("    v__stop = int64(0)")
         L += ["    for j in range(ni):"]

@@ -15,7 +15,7 @@ C kernels do (revec/backends/c_lanes.py), in a form LLVM vectorizes from numba:
   level-uniform and invariant fields) is 32 copies filled once.  One store per loop:
   the C kernel's single lane loop with all its stores measured 2x slower than the
   branches in numba (LLVM does not vectorize it: stores to arrays it cannot tell
-  apart); more than :data:`FUSE_ABOVE` passes run as one loop (compile time);
+  apart); more than ``kernel_plan.FUSE_ABOVE`` passes run as one loop (compile time);
 * **steps** of 32 threads: the sites' masks as 32-bit words (``movemask32``); the lanes
   whose k-th spawn site s makes, ``m_s & (exactly k spawns before s)``, by bit
   operations on those words (the counts before a site kept bit-sliced); child block
@@ -37,17 +37,9 @@ from revec.emit.pyexpr import StmtEmitter, np_type, zero_of
 from revec.emit.writer import at
 from revec.transforms import kernel_plan as kp
 from revec.transforms import lanes
-from revec.transforms.blocking import assigned_names, used_vars
+from revec.transforms.blocking import used_vars
 
 LANES = kp.LANES
-# more passes than this run as one loop: each vectorized loop costs compile time.
-# Measured (graphcol, 9 passes; revec.bench.compile_times and numba reexp at the default
-# size, B = 4096, medians of 10, load 2-3, with the 32-lane steps then in runtime
-# helpers, which compiled within 0.03 s of these inline ones): one loop per pass 2.70 s
-# compile, 0.31-0.34 s run; one loop 2.31 s, 0.41-0.45 s (C reexp 0.40 s).  The one
-# loop, for the compile-time margin (target: under 3 s per program); parentheses has 5
-# passes, one loop each
-FUSE_ABOVE = 6
 FULL = (1 << LANES) - 1
 
 
@@ -146,79 +138,23 @@ class LaneSpawnsEmitter:
     """The numba code of a :class:`kernel_plan.LaneSpawns` step (before the caller's
     thread-by-thread code for the rest, which starts at ``j0``)."""
 
-    def __init__(self, gen: object, step: kp.LaneSpawns, first_column: int) -> None:
+    def __init__(self, gen: object, step: kp.LaneSpawns) -> None:
         self.gen = gen
         self.step = step
         self.bp = gen.bp  # type: ignore[attr-defined]
-        self.first = first_column
         self.columns = self.bp.columns
         self.sites = [LaneSite(op.site.index, op.site.kset,
-                           {c: f"_a{op.site.index}_{c}" for c, _ in op.args}, dict(op.args))
+                               {c: f"_a{op.site.index}_{c}" for c, _ in op.args}, dict(op.args))
                       for op in step.body.ops if isinstance(op, lanes.MakeSpawn)]
-        assigned = assigned_names(step.stmts)
-        by_index = gen.by_index["q_"]  # type: ignore[attr-defined]
-        moved = {what for side, what, _ in gen.split_moves()  # type: ignore[attr-defined]
-                 if side == "q_"}
-        # per child block k and column: the source of its values ("q_<col>": the inductive
-        # threads' column; else a scratch column written by a pass)
-        self.sources: dict[tuple[int, str], str] = {}
-        self.passes: list[tuple[str, str, int, ir.Ty | None]] = []  # what, column, k, type
-        for s in self.sites:
-            if s.index in self.conditional():
-                self.passes.append(("mask", f"ms{s.index}", s.index, None))
-        # a value every lane of the block has (the same expression of level-uniform or
-        # invariant fields at every site): 32 copies in a scratch column, filled once
-        self.fills: dict[str, tuple[str, ir.Ty]] = {}  # expression -> (column, type)
-        block_wide = set(self.bp.uniform) | set(self.bp.invariant)
-        for k in step.child_blocks:
-            cand = [s for s in self.sites if k in s.kset]
-            for p in self.columns:
-                # passed on unchanged by every site that can make the k-th spawn
-                plain = all(isinstance(s.arg_exprs[p.name], ir.Var)
-                            and s.arg_exprs[p.name].name == p.name for s in cand)
-                texts = {self.gen_expr(s.arg_exprs[p.name]) for s in cand}
-                used = set().union(*(used_vars(s.arg_exprs[p.name]) for s in cand))
-                if (plain and p.name not in assigned and not by_index and p.name in moved):
-                    self.sources[(k, p.name)] = f"q_{p.name}"
-                elif len(texts) == 1 and used <= block_wide and not used & assigned:
-                    text = texts.pop()
-                    if text not in self.fills:
-                        self.fills[text] = (f"fill{len(self.fills)}", p.ty)
-                    self.sources[(k, p.name)] = self.fills[text][0]
-                else:
-                    name = f"ak{k}_{p.name}"
-                    self.sources[(k, p.name)] = name
-                    self.passes.append(("value", name, k, p.ty))
+        # per child block k and column: the source of its values (the plan's)
+        self.sources = {(k, c): src for k, c, src in step.sources}
+        assert step.passes or step.fills or not step.sources or all(
+            src.startswith("q_") for src in self.sources.values())
 
-    def gen_expr(self, e: ir.Expr) -> str:
-        return self.gen.expr(e)  # type: ignore[attr-defined]
-
-    def loops(self) -> list[list[tuple[str, str, int, ir.Ty | None]]]:
-        """The passes grouped into loops: one store per loop (LLVM vectorizes such a
-        loop), all in one loop when there are more than :data:`FUSE_ABOVE`."""
-        if len(self.passes) > FUSE_ABOVE:
-            return [self.passes]
-        # (a spawn under a condition always leaves a mask pass, which also runs the
-        # reductions; without one, a loop of the reductions alone)
-        return [[p] for p in self.passes] or [[]]
-
-    def conditional(self) -> set[int]:
-        return {s.index for s in self.step.sites if s.conditional}
-
-    def scratch(self) -> int:
-        """The scratch byte columns the step keeps."""
-        return len(self.passes) + len(self.fills)
-
-    def scratch_columns(self) -> list[tuple[int, int, int]]:
-        """(column, bytes per thread, fixed bytes) of each: a pass stores one value per
-        thread (32 more for the last step's full-width store), a fill 32 values."""
-        out = []
-        for c, (_, _, _, ty) in enumerate(self.passes):
-            size = 1 if ty is None else ty.dtype.itemsize
-            out.append((self.first + c, size, LANES * size))
-        for c, (_, ty) in enumerate(self.fills.values(), len(self.passes)):
-            out.append((self.first + c, 0, LANES * ty.dtype.itemsize))
-        return out
+    def column(self, name: str) -> int:
+        """The scratch column of a pass or fill (the plan's scratch, numbered by the
+        module generator)."""
+        return self.gen.slot[name]  # type: ignore[attr-defined]
 
     def emit(self) -> list[str]:
         gen = self.gen
@@ -230,14 +166,14 @@ class LaneSpawnsEmitter:
              "    # spawn (bit operations on the sites' masks) are appended to child block",
              "    # k by one compaction step per column (all 32: copies; none: skipped)",
              f"    jend = ni - ni % {LANES}"]
-        for c, (_, name, _, ty) in enumerate(self.passes):
-            L.append(f"    {name} = column_ptr(cols, {self.first + c}, "
-                     f"{'uint8' if ty is None else np_type(ty, '')})")
-        for c, (text, (name, ty)) in enumerate(self.fills.items(), len(self.passes)):
-            L += [f"    {name} = column_ptr(cols, {self.first + c}, {np_type(ty, '')})",
+        for p in step.passes:
+            L.append(f"    {p.name} = column_ptr(cols, {self.column(p.name)}, "
+                     f"{'uint8' if p.ty is None else np_type(p.ty, '')})")
+        for f in step.fills:
+            L += [f"    {f.name} = column_ptr(cols, {self.column(f.name)}, {np_type(f.ty, '')})",
                   f"    for u in range({LANES}):",
-                  f"        st({name}, u, {text})"]
-        for g, group in enumerate(self.loops()):
+                  f"        st({f.name}, u, {gen.expr(f.value)})"]  # type: ignore[attr-defined]
+        for g, group in enumerate(step.pass_loops()):
             # (the reductions in the first loop only)
             reduce = None if g else gen.reduce  # type: ignore[attr-defined]
             ind = "        "
@@ -247,21 +183,21 @@ class LaneSpawnsEmitter:
                      for n, ty in sorted(self.bp.task.locals.items())]
             body = head + lane_lines(step.body, ind, gen.expr, reduce)  # type: ignore[attr-defined]
             outs, need = [], set()
-            for what, name, k, _ in group:
-                if what == "mask":
-                    outs.append(f"{ind}st({name}, j, _m{k})")
-                    need.add(f"_m{k}")
+            for p in group:
+                if p.kind == "mask":
+                    outs.append(f"{ind}st({p.name}, j, _m{p.index})")
+                    need.add(f"_m{p.index}")
                 else:
-                    column = name.split("_", 1)[1]
-                    outs.append(f"{ind}st({name}, j, {self.pick(k, column)})")
-                    need |= self.pick_reads(k, column)
+                    assert p.column is not None
+                    outs.append(f"{ind}st({p.name}, j, {self.pick(p.index, p.column)})")
+                    need |= self.pick_reads(p.index, p.column)
             lines = slice_lines(body, need) + outs
             if lines:
-                L.append(f"    for j in range(jend):  # {', '.join(p[1] for p in group)}")
+                L.append(f"    for j in range(jend):  # {', '.join(p.name for p in group)}")
                 L += lines
         L += [f"    kc{k} = kcnt[{k}]" for k in step.child_blocks]
         L += ["    t = 0", "    while t < jend:"]
-        cond = self.conditional()
+        cond = {p.index for p in step.passes if p.kind == "mask"}
         for s in self.sites:
             L.append(f"        b{s.index} = int64(movemask32(ms{s.index}, t))"
                      if s.index in cond else f"        b{s.index} = {FULL}")

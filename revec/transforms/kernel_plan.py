@@ -31,13 +31,14 @@ from revec.transforms.blocking import (
     to_block_program,
     used_vars,
 )
-from revec.transforms.lanes import LaneBody, SpawnSite, if_convert, if_convertible
+from revec.transforms.lanes import LaneBody, MakeSpawn, SpawnSite, if_convert, if_convertible
 from revec.transforms.show import expr as show_expr
 from revec.transforms.spawn_loops import SpawnLoop, loop_state, spawn_loop
 
 LANES = 32  # threads per vector step of every lane step (one 32-bit mask)
 SPLIT_MODES = ("vector", "scalar")
 INT64 = ir.Ty(np.dtype(np.int64))
+BYTE = ir.Ty(np.dtype(np.uint8))
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,28 @@ class Target:
     # place, and compacts the list (numba); else every lane stages its whole state and
     # the staged state is compacted into the next list (C)
     state_in_place: bool
+    # conditional spawns' lane code as passes over the full 32-thread steps, each storing
+    # one column (a site's masks, a child block's arguments) into scratch, and the mask
+    # bytes of the split and the active lists in scratch (numba: LLVM vectorizes a loop
+    # with one store, not the C form, one loop storing every site's lane arrays, which
+    # measured 2x slower there); else per-chunk lane arrays on the stack (C)
+    lane_passes: bool
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
-                state_in_place=False),
+                state_in_place=False, lane_passes=False),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
-                    state_in_place=True),
+                    state_in_place=True, lane_passes=True),
 }
+
+# more passes than this run as one loop: each vectorized loop costs compile time.
+# Measured (graphcol, 9 passes; revec.bench.compile_times and numba reexp at the default
+# size, B = 4096, medians of 10, load 2-3): one loop per pass 2.70 s compile, 0.31-0.34 s
+# run; one loop 2.31 s, 0.41-0.45 s (C reexp 0.40 s).  The one loop, for the
+# compile-time margin (target: under 3 s per program); parentheses has 5 passes, one
+# loop each
+FUSE_ABOVE = 6
 
 
 # ---------------------------------------------------------------- the plan's parts
@@ -83,6 +98,51 @@ class Column:
 
     def render(self) -> str:
         return f"{self.name}:{self.ty.dtype.name}"
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """An array a kernel needs for one block besides the frame columns: ``per_thread``
+    elements of ``ty`` per thread of the block plus ``fixed`` more (room for the last
+    32-lane step's full-width stores)."""
+
+    name: str
+    kind: str  # "copy" / "index" (the split's sides), "active" (lock-step loop), "mask",
+    #            "pass", "fill" (lane passes)
+    ty: ir.Ty
+    per_thread: int
+    fixed: int
+    what: str
+
+    def render(self) -> str:
+        size = f"{self.per_thread} x n" + (f" + {self.fixed}" if self.fixed else "")
+        return f"{self.name}:{self.ty.dtype.name} [{size}]  {self.what}"
+
+
+@dataclass(frozen=True)
+class LanePass:
+    """One pass of a :class:`LaneSpawns` step over the full 32-thread steps of the
+    inductive threads (targets with ``lane_passes``): the lane body sliced to what it
+    stores, one column: ``"mask"``, whether the lane makes spawn site ``index``, or
+    ``"value"``, the argument of column ``column`` of the lane's spawn ``index``
+    (a child block)."""
+
+    kind: str  # "mask" / "value"
+    name: str  # its scratch column
+    index: int  # the spawn site (mask) or the child block (value)
+    column: str | None
+    ty: ir.Ty | None  # None: mask bytes
+
+
+@dataclass(frozen=True)
+class LaneFill:
+    """A value the same in every lane of the block (an expression of level-uniform and
+    invariant fields, the same at every site that can make the spawn): 32 copies in a
+    scratch column, filled once per block."""
+
+    name: str
+    value: ir.Expr
+    ty: ir.Ty
 
 
 @dataclass(frozen=True)
@@ -200,6 +260,23 @@ class LaneSpawns(Step):
     # run thread by thread instead (a back end without lane code), two child blocks:
     # their counters may live in registers
     counts_in_locals: bool = False
+    # targets with lane passes: the passes and fills, and per (child block, column) where
+    # the children's values come from: "q_<column>" (the inductive threads' copy, a field
+    # passed on unchanged), a fill's or a value pass's scratch column
+    passes: tuple[LanePass, ...] = ()
+    fills: tuple[LaneFill, ...] = ()
+    sources: tuple[tuple[int, str, str], ...] = ()
+
+    def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
+        """The passes grouped into loops: one store per loop (LLVM vectorizes such a
+        loop), all in one loop when there are more than :data:`FUSE_ABOVE`; without
+        passes, one loop of the reductions alone."""
+        if len(self.passes) > FUSE_ABOVE:
+            return (self.passes,)
+        return tuple((p,) for p in self.passes) or ((),)
+
+    def source(self, k: int, column: str) -> str:
+        return next(src for kk, c, src in self.sources if kk == k and c == column)
 
     @property
     def sites(self) -> tuple[SpawnSite, ...]:
@@ -213,6 +290,10 @@ class LaneSpawns(Step):
                f"child blocks: {', '.join(map(str, self.child_blocks))} (one compaction "
                "step per column each)",
                "fast paths: " + "; ".join(self.fast_paths)]
+        if self.passes or self.fills:
+            loops = "; ".join(", ".join(p.name for p in g) for g in self.pass_loops())
+            out.append(f"passes (one loop each: {loops})")
+            out += [f"fill {f.name} = {show_expr(f.value)}" for f in self.fills]
         if self.counts_in_locals:
             out.append("the threads past the last full step: two counters in locals")
         return out
@@ -324,6 +405,8 @@ class KernelPlan:
     uniform: tuple[Column, ...]
     steps: tuple[Step, ...]
     slack: int  # room after each child block for the lane steps' full-width stores
+    # the kernel's arrays besides the frame columns, in order
+    scratch: tuple[Scratch, ...] = ()
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -345,8 +428,11 @@ class KernelPlan:
              f"columns: {_names(self.columns)}",
              f"invariant (one value per tree): {_names(self.invariant)}",
              f"level-uniform (one value per block): {_names(self.uniform)}",
-             f"split mode: {self.split_mode}; child-block slack: {self.slack}",
-             "steps:"]
+             f"split mode: {self.split_mode}; child-block slack: {self.slack} (child "
+             "block k at out_base + k * (inductive threads + slack))",
+             "scratch:"]
+        L += [f"  {x.render()}" for x in self.scratch] or ["  -"]
+        L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
             L += [f"      {x}" for x in s.detail()]
@@ -416,10 +502,13 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         body = lanes(inductive)
         sites = body.sites
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
+        passes, fills, sources = (lane_passes(bp, body, blocks, ind_side, inductive)
+                                  if tg.lane_passes else ((), (), ()))
         steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, body,
                                 blocks, ("a child block's 32 lanes all spawn -> copy",
                                          "none spawns -> skip"),
-                                tg.counts_in_locals and len(blocks) == 2))
+                                tg.counts_in_locals and len(blocks) == 2,
+                                passes, fills, sources))
         slack = LANES
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
@@ -460,7 +549,81 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
-                      uniform, tuple(steps), slack)
+                      uniform, tuple(steps), slack, scratch_of(tg, steps))
+
+
+def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
+    """The kernel's arrays besides the frame columns, from its steps: the split's copies
+    (``b_``/``q_``) or index lists (``bi``/``qi``), the lock-step loop's two active lists
+    per state column, and with lane passes the mask bytes and the passes' and fills'
+    columns."""
+    out: list[Scratch] = []
+    for step in steps:
+        match step:
+            case Split(base=base, inductive=ind):
+                for side, tag in ((base, "b"), (ind, "q")):
+                    if side.keep == "index":
+                        out.append(Scratch(f"{tag}i", "index", INT64, 1, 0,
+                                           f"the {side.side} threads' arena indices"))
+                    else:
+                        out += [Scratch(f"{tag}_{c.name}", "copy", c.ty, 1, 0,
+                                        f"the {side.side} threads' {c.name}")
+                                for c in side.columns]
+    loop = next((st for st in steps if isinstance(st, LoopPrefix)), None)
+    if loop is not None:
+        for c in loop.state:
+            out += [Scratch(f"sa_{c.name}", "active", c.ty, 1, LANES, "active list"),
+                    Scratch(f"sb_{c.name}", "active", c.ty, 1, LANES,
+                            "active list (the next one)")]
+    if tg.lane_passes:
+        out.append(Scratch("mb", "mask", BYTE, 1, LANES, "mask bytes (split, active lists)"))
+        lane = next((st for st in steps if isinstance(st, LaneSpawns)), None)
+        if lane is not None:
+            out += [Scratch(p.name, "pass", BYTE if p.ty is None else p.ty, 1, LANES,
+                            f"pass: site {p.index}'s masks" if p.kind == "mask" else
+                            f"pass: child block {p.index}'s {p.column}")
+                    for p in lane.passes]
+            out += [Scratch(f.name, "fill", f.ty, 0, LANES, "fill") for f in lane.fills]
+    return tuple(out)
+
+
+def lane_passes(bp: BlockProgram, body: LaneBody, blocks: tuple[int, ...], ind: Side,
+                stmts: tuple[ir.Stmt, ...]
+                ) -> tuple[tuple[LanePass, ...], tuple[LaneFill, ...],
+                           tuple[tuple[int, str, str], ...]]:
+    """The passes of a lane-spawns step for targets with lane passes: a mask pass per
+    conditional spawn site, and per child block k and column the source of the
+    children's values: the inductive threads' copy of a field every site that can make
+    a lane's k-th spawn passes on unchanged (and nothing assigns), a fill for a value
+    every lane shares, else a value pass storing the argument of the site that makes
+    the lane's k-th spawn."""
+    spawns = [op for op in body.ops if isinstance(op, MakeSpawn)]
+    assigned = assigned_names(stmts)
+    moved = {c.name for c in ind.columns} if ind.keep == "copy" else set()
+    block_wide = set(bp.uniform) | set(bp.invariant)
+    passes = [LanePass("mask", f"ms{op.site.index}", op.site.index, None, None)
+              for op in spawns if op.site.conditional]
+    fills: dict[str, LaneFill] = {}  # the value's text -> its fill
+    sources: list[tuple[int, str, str]] = []
+    for k in blocks:
+        cand = [dict(op.args) for op in spawns if k in op.site.kset]
+        for p in bp.columns:
+            args = [a[p.name] for a in cand]
+            plain = all(isinstance(a, ir.Var) and a.name == p.name for a in args)
+            texts = {show_expr(a) for a in args}
+            used = set().union(*(used_vars(a) for a in args))
+            if plain and p.name not in assigned and p.name in moved:
+                sources.append((k, p.name, f"q_{p.name}"))
+            elif len(texts) == 1 and used <= block_wide and not used & assigned:
+                text = texts.pop()
+                if text not in fills:
+                    fills[text] = LaneFill(f"fill{len(fills)}", args[0], p.ty)
+                sources.append((k, p.name, fills[text].name))
+            else:
+                name = f"ak{k}_{p.name}"
+                sources.append((k, p.name, name))
+                passes.append(LanePass("value", name, k, p.name, p.ty))
+    return tuple(passes), tuple(fills.values()), tuple(sources)
 
 
 def _params(bp: BlockProgram, cols: tuple[Column, ...]) -> tuple[ir.Param, ...]:

@@ -46,10 +46,10 @@ ITEMSIZES = np.array([4], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 1 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
-SCRATCH_COLUMNS = 3
+SCRATCH_COLUMNS = 1
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
-SCRATCH_BYTES = np.array([0, 0, 0, 0, 1, 32], np.int64)
+SCRATCH_BYTES = np.array([1, 32], np.int64)
 # room after each child block (the kernel plan's slack): child block k of a block with ni
 # inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
 # slack (numba_support.M_SLACK)
@@ -78,7 +78,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         # is-base test over all threads (one vectorizable pass into mask bytes), then
         # a stream compaction of the block into its base and its inductive threads
         # (both dense), 32 threads per vector step
-        mb = column_ptr(cols, 5, uint8)
+        mb = column_ptr(cols, 3, uint8)
         for t in range(n):
             i = off + t
             v_n = ld(c_n, i)

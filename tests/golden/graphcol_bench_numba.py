@@ -46,10 +46,10 @@ ITEMSIZES = np.array([0, 1, 8, 8, 8], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 5 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
-SCRATCH_COLUMNS = 13
+SCRATCH_COLUMNS = 11
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
-SCRATCH_BYTES = np.array([0, 0, 0, 0, 1, 32, 1, 32, 1, 32, 1, 32, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 0, 32], np.int64)
+SCRATCH_BYTES = np.array([1, 32, 1, 32, 1, 32, 1, 32, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 0, 32], np.int64)
 # room after each child block (the kernel plan's slack): child block k of a block with ni
 # inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
 # slack (numba_support.M_SLACK)
@@ -95,7 +95,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         # is-base test over all threads (one vectorizable pass into mask bytes), then
         # a stream compaction of the block into its base and its inductive threads
         # (both dense), 32 threads per vector step
-        mb = column_ptr(cols, 17, uint8)
+        mb = column_ptr(cols, 15, uint8)
         for t in range(n):
             st(mb, t, (int32(v_v) == v_n))
         nb = compact_cols_avx512(mb, off, n, (), ((c_red, q_red), (c_green, q_green), (c_blue, q_blue)))
@@ -113,16 +113,16 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     # spawn (bit operations on the sites' masks) are appended to child block
     # k by one compaction step per column (all 32: copies; none: skipped)
     jend = ni - ni % 32
-    ms0 = column_ptr(cols, 18, uint8)
-    ms1 = column_ptr(cols, 19, uint8)
-    ms2 = column_ptr(cols, 20, uint8)
-    ak0_red = column_ptr(cols, 21, uint64)
-    ak0_green = column_ptr(cols, 22, uint64)
-    ak0_blue = column_ptr(cols, 23, uint64)
-    ak1_green = column_ptr(cols, 24, uint64)
-    ak1_blue = column_ptr(cols, 25, uint64)
-    ak2_blue = column_ptr(cols, 26, uint64)
-    fill0 = column_ptr(cols, 27, int8)
+    ms0 = column_ptr(cols, 16, uint8)
+    ms1 = column_ptr(cols, 17, uint8)
+    ms2 = column_ptr(cols, 18, uint8)
+    ak0_red = column_ptr(cols, 19, uint64)
+    ak0_green = column_ptr(cols, 20, uint64)
+    ak0_blue = column_ptr(cols, 21, uint64)
+    ak1_green = column_ptr(cols, 22, uint64)
+    ak1_blue = column_ptr(cols, 23, uint64)
+    ak2_blue = column_ptr(cols, 24, uint64)
+    fill0 = column_ptr(cols, 25, int8)
     for u in range(32):
         st(fill0, u, int8(v_v + int8(1)))
     for j in range(jend):  # ms0, ms1, ms2, ak0_red, ak0_green, ak0_blue, ak1_green, ak1_blue, ak2_blue

@@ -46,10 +46,10 @@ ITEMSIZES = np.array([0, 1, 2, 2, 2], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 5 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
-SCRATCH_COLUMNS = 11
+SCRATCH_COLUMNS = 9
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
-SCRATCH_BYTES = np.array([0, 0, 0, 0, 2, 64, 2, 64, 2, 64, 2, 64, 2, 64, 2, 64, 2, 64, 2, 64, 1, 32], np.int64)
+SCRATCH_BYTES = np.array([2, 64, 2, 64, 2, 64, 2, 64, 2, 64, 2, 64, 2, 64, 2, 64, 1, 32], np.int64)
 # room after each child block (the kernel plan's slack): child block k of a block with ni
 # inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
 # slack (numba_support.M_SLACK)
@@ -87,7 +87,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
         # is-base test over all threads (one vectorizable pass into mask bytes), then
         # a stream compaction of the block into its base and its inductive threads
         # (both dense), 32 threads per vector step
-        mb = column_ptr(cols, 25, uint8)
+        mb = column_ptr(cols, 23, uint8)
         for t in range(n):
             st(mb, t, (int32(v_row) == v_n))
         nb = compact_cols_avx512(mb, off, n, (), ((c_cols, q_cols), (c_d1, q_d1), (c_d2, q_d2)))
@@ -103,15 +103,15 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     # phase A: the prefix per thread, its loop state staged at its own slot
     # (sb_*) with whether it enters the loop (mb); those threads -> the active
     # list (sa_*) by vector compaction steps
-    mb = column_ptr(cols, 25, uint8)
-    sa_cols = column_ptr(cols, 17, uint16)
-    sb_cols = column_ptr(cols, 18, uint16)
-    sa_d1 = column_ptr(cols, 19, uint16)
-    sb_d1 = column_ptr(cols, 20, uint16)
-    sa_d2 = column_ptr(cols, 21, uint16)
-    sb_d2 = column_ptr(cols, 22, uint16)
-    sa_free = column_ptr(cols, 23, uint16)
-    sb_free = column_ptr(cols, 24, uint16)
+    mb = column_ptr(cols, 23, uint8)
+    sa_cols = column_ptr(cols, 15, uint16)
+    sb_cols = column_ptr(cols, 16, uint16)
+    sa_d1 = column_ptr(cols, 17, uint16)
+    sb_d1 = column_ptr(cols, 18, uint16)
+    sa_d2 = column_ptr(cols, 19, uint16)
+    sb_d2 = column_ptr(cols, 20, uint16)
+    sa_free = column_ptr(cols, 21, uint16)
+    sb_free = column_ptr(cols, 22, uint16)
     for j in range(ni):
         v_cols = ld(q_cols, j)
         v_d1 = ld(q_d1, j)
