@@ -46,7 +46,8 @@ of its text for literal types, and named (identified) struct types are not store
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numba
 from numba.core import errors, types
@@ -61,6 +62,9 @@ from numba.core.untyped_passes import (
     MakeFunctionToJitFunction,
     WithLifting,
 )
+
+if TYPE_CHECKING:
+    from numba.core.dispatcher import Dispatcher
 
 # (id of the typing context, function type, argument types, keyword types) -> signature
 _resolved: dict[tuple[Any, ...], Any] = {}
@@ -141,6 +145,13 @@ class MemoizedTypeInference(NopythonTypeInference):
 _real_get_call_type = types.functions.BaseFunction.get_call_type
 
 
+def _install_get_call_type(fn: Callable[..., Any]) -> None:
+    """``fn`` as the method ``BaseFunction.get_call_type`` (a patch of numba's class,
+    made and undone by :class:`_MemoizedLowering`)."""
+    # mypy rejects any assignment to a method; this one is the point
+    types.functions.BaseFunction.get_call_type = fn  # type: ignore[method-assign]
+
+
 def _memoized_get_call_type(self: Any, context: Any, args: Any, kws: Any) -> Any:
     """``BaseFunction.get_call_type`` answered from :data:`_call_types` when asked
     before (installed on the class only during :class:`MemoizedNativeLowering`)."""
@@ -182,13 +193,13 @@ class _MemoizedLowering:
             return size
 
         ctx.get_abi_sizeof = get_abi_sizeof
-        types.functions.BaseFunction.get_call_type = _memoized_get_call_type
+        _install_get_call_type(_memoized_get_call_type)
         self.installed = True
 
     def __exit__(self, *exc: object) -> None:
         if self.installed:
             del self.ctx.get_abi_sizeof
-            types.functions.BaseFunction.get_call_type = _real_get_call_type
+            _install_get_call_type(_real_get_call_type)
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -250,7 +261,7 @@ class _PlainErrorMessages:
     def __enter__(self) -> None:
         scheme = errors.termcolor()
         if _PlainErrorMessages.depth == 0 and hasattr(type(scheme), "_markup"):
-            scheme._markup = _unmarked
+            vars(scheme)["_markup"] = _unmarked
         _PlainErrorMessages.depth += 1
 
     def __exit__(self, *exc: object) -> None:
@@ -285,7 +296,16 @@ class MemoizedPipeline(_PlainCompiler):
         return [_nopython_pipeline(self.state)]
 
 
-def njit(*args: Any, **kwargs: Any) -> Any:
+_F = TypeVar("_F", bound=Callable[..., object])
+
+
+@overload
+def njit(function: _F, /, **options: Any) -> Dispatcher[_F]: ...
+@overload
+def njit(signature: Any = None, /, **options: Any) -> Callable[[_F], Dispatcher[_F]]: ...
+
+
+def njit(signature_or_function: Any = None, /, **options: Any) -> Any:
     """``numba.njit`` compiling through :class:`MemoizedPipeline` (the runtime's
-    decorator)."""
-    return numba.njit(*args, pipeline_class=MemoizedPipeline, **kwargs)
+    decorator): ``njit(f, ...)`` or ``njit(signature, ...)(f)`` as numba's own."""
+    return numba.njit(signature_or_function, pipeline_class=MemoizedPipeline, **options)

@@ -57,7 +57,7 @@ LV_COLS = 5
 
 
 @njit(cache=True, nogil=True)
-def new_state():  # type: ignore[no-untyped-def]
+def new_state():
     rec = np.zeros((64, REC_COLS), np.int64)
     seg = np.zeros((64, 2), np.int64)
     lv = np.zeros((64, LV_COLS), np.float64)
@@ -75,7 +75,7 @@ def new_state():  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def grow_rows(a, need):  # type: ignore[no-untyped-def]
+def grow_rows(a, need):
     """``a`` (2-D) with at least ``need`` rows, new rows zeroed."""
     if need <= a.shape[0]:
         return a
@@ -91,7 +91,7 @@ def grow_rows(a, need):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def pick(rec, st, seg, lv, R):  # type: ignore[no-untyped-def]
+def pick(rec, st, seg, lv, R):
     """Choose the next block to execute.  Returns -1 when the schedule is done, 0
     when a record was popped or a re-expansion pushed (call again), 1 when a block
     was chosen (its offset, size, depth, mode and output base are in ``st``).
@@ -155,7 +155,7 @@ def pick(rec, st, seg, lv, R):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def account(lv, st, n, nb, P):  # type: ignore[no-untyped-def]
+def account(lv, st, n, nb, P):
     """Statistics of one executed block of ``n`` threads, ``nb`` of them leaves."""
     depth = st[P_DEPTH]
     lv[depth, L_TASKS] += n
@@ -167,7 +167,7 @@ def account(lv, st, n, nb, P):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def finish(rec, st, seg, lv, kcnt, kused, ns, B):  # type: ignore[no-untyped-def]
+def finish(rec, st, seg, lv, kcnt, kused, ns, B):
     """After a block ran: update the record stack from its children's counts (child
     block k at ``out_base + k * ns``).  For a bfs block the caller has already compacted
     the children to the record's base in spawn-index order.  ``rec`` needs a spare row
@@ -233,7 +233,7 @@ DRIVER_SIG = types.Tuple((types.float64[:, ::1], INTS))(
 
 
 @njit(cache=True, nogil=True)
-def _move_down(cols, c, w, dst, src, count):  # type: ignore[no-untyped-def]
+def _move_down(cols, c, w, dst, src, count):
     """Copy ``count`` elements of width ``w`` bytes of column ``cols[c]`` from ``src``
     down to ``dst`` < ``src`` (a forward copy), in the column's own element width so the
     loop is word-wide; the column is borrowed (no list item taken)."""
@@ -256,7 +256,7 @@ def _move_down(cols, c, w, dst, src, count):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, seg, lv, st):  # type: ignore[no-untyped-def]
+def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, seg, lv, st):
     """Execute the block :func:`pick` chose (its offset, size, depth, mode and output
     base are in ``st``): the kernel, growing the child blocks when a thread needs more,
     the statistics, the bfs compaction of the children, and :func:`finish`.  Shared by
@@ -325,7 +325,7 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
 
 
 @njit(DRIVER_SIG, cache=True, nogil=True)
-def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P):  # type: ignore[no-untyped-def]
+def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P):
     """Run the whole schedule of DESIGN.md section 3 from the root frame at 0."""
     rec, seg, lv, st = new_state()
     while True:

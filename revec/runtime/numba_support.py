@@ -13,7 +13,7 @@ from revec.runtime.numba_pipeline import njit
 
 
 @njit(cache=True, nogil=True)
-def grow(a, need):  # type: ignore[no-untyped-def]
+def grow(a, need):
     """``a`` with room for at least ``need`` elements (contents kept)."""
     if need <= a.size:
         return a
@@ -26,7 +26,7 @@ def grow(a, need):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def grow2(a, need):  # type: ignore[no-untyped-def]
+def grow2(a, need):
     """Like :func:`grow`, zero-filling the new part."""
     if need <= a.size:
         return a
@@ -41,7 +41,7 @@ def grow2(a, need):  # type: ignore[no-untyped-def]
 # (``ensure_bytes(cols, 19, n + 32)``), which was a fifth of a kernel's compile time
 @njit(types.none(types.ListType(types.uint8[::1]), types.int64, types.int64),
       cache=True, nogil=True)
-def ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
+def ensure_bytes(cols, c, nbytes):
     """Grow byte column ``cols[c]`` to at least ``nbytes`` (contents kept)."""
     if nbytes <= column_size(cols, c):  # the common case: no list item taken
         return
@@ -53,7 +53,7 @@ def ensure_bytes(cols, c, nbytes):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def frames_held(cols, itemsizes):  # type: ignore[no-untyped-def]
+def frames_held(cols, itemsizes):
     """The frames every frame column has room for (columns of width 0, the invariant
     parameters', are not counted; none: ``1 << 62``)."""
     cap = 1 << 62
@@ -64,14 +64,14 @@ def frames_held(cols, itemsizes):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def interrupted(ints):  # type: ignore[no-untyped-def]
+def interrupted(ints):
     """Ctrl-C: ``ints[4]`` (when present) is the interrupt flag of
     revec.runtime.interrupt, set by Python's SIGINT handler; read borrowed."""
     return len(ints) > 4 and ld(column_ptr(ints, 4, np.int64), 0) != 0
 
 
 @njit(cache=True, nogil=True)
-def over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
+def over_budget(ints, cols, itemsizes, frames):
     """Would ``frames`` frames in the frame columns (plus every scratch column) exceed
     the budget ``ints[1][0]`` bytes (0: none)?  Then flag it in ``ints[1][1]``."""
     budget = ld(column_ptr(ints, 1, np.int64), 0)
@@ -102,7 +102,7 @@ def over_budget(ints, cols, itemsizes, frames):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def grow_children(cols, ints, itemsizes, frames, nk):  # type: ignore[no-untyped-def]
+def grow_children(cols, ints, itemsizes, frames, nk):
     """Room for ``frames`` frames in every frame column and ``nk`` child-block counters
     (``ints[0]``, zero-filled); False (and the budget flag set) if over the budget."""
     if over_budget(ints, cols, itemsizes, frames):
@@ -149,22 +149,22 @@ KERNEL_TYPE = types.FunctionType(KERNEL_SIG)
 # same with the C back end 1.2 s).  These are compiled once per machine; a run's lists
 # are only built here and then read through the numpy arrays they were built from.
 @njit(types.ListType(BYTES)(), cache=True)
-def _new_bytes_list():  # type: ignore[no-untyped-def]
+def _new_bytes_list():
     return typed.List.empty_list(BYTES)
 
 
 @njit(types.none(types.ListType(BYTES), BYTES), cache=True)
-def _push_bytes(lst, a):  # type: ignore[no-untyped-def]
+def _push_bytes(lst, a):
     lst.append(a)
 
 
 @njit(types.ListType(INTS)(), cache=True)
-def _new_ints_list():  # type: ignore[no-untyped-def]
+def _new_ints_list():
     return typed.List.empty_list(INTS)
 
 
 @njit(types.none(types.ListType(INTS), INTS), cache=True)
-def _push_ints(lst, a):  # type: ignore[no-untyped-def]
+def _push_ints(lst, a):
     lst.append(a)
 
 

@@ -15,6 +15,8 @@ counter and converted by the caller.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from llvmlite import ir as llir
 from numba import types
@@ -67,22 +69,22 @@ W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU = range(
 W_COLS = 8
 
 
-def _slot(context, builder, aryty, ary, idx):  # type: ignore[no-untyped-def]
+def _slot(context: Any, builder: llir.IRBuilder, aryty: Any, ary: Any, idx: Any) -> Any:
     a = context.make_array(aryty)(context, builder, ary)
     return cgutils.get_item_pointer(context, builder, aryty, a, [idx])
 
 
 @intrinsic
-def atomic_load(typingctx, ary, idx):  # type: ignore[no-untyped-def]
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+def atomic_load(typingctx: Any, ary: Any, idx: Any) -> Any:
+    def codegen(context: Any, builder: llir.IRBuilder, sig: Any, args: Any) -> Any:
         ptr = _slot(context, builder, sig.args[0], args[0], args[1])
         return builder.load_atomic(ptr, "seq_cst", 8)
     return types.int64(ary, idx), codegen
 
 
 @intrinsic
-def atomic_store(typingctx, ary, idx, val):  # type: ignore[no-untyped-def]
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+def atomic_store(typingctx: Any, ary: Any, idx: Any, val: Any) -> Any:
+    def codegen(context: Any, builder: llir.IRBuilder, sig: Any, args: Any) -> Any:
         ptr = _slot(context, builder, sig.args[0], args[0], args[1])
         builder.store_atomic(args[2], ptr, "seq_cst", 8)
         return context.get_dummy_value()
@@ -90,16 +92,16 @@ def atomic_store(typingctx, ary, idx, val):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
-def atomic_add(typingctx, ary, idx, val):  # type: ignore[no-untyped-def]
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+def atomic_add(typingctx: Any, ary: Any, idx: Any, val: Any) -> Any:
+    def codegen(context: Any, builder: llir.IRBuilder, sig: Any, args: Any) -> Any:
         ptr = _slot(context, builder, sig.args[0], args[0], args[1])
         return builder.atomic_rmw("add", ptr, args[2], "seq_cst")
     return types.int64(ary, idx, types.int64), codegen
 
 
 @intrinsic
-def atomic_cas(typingctx, ary, idx, old, new):  # type: ignore[no-untyped-def]
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+def atomic_cas(typingctx: Any, ary: Any, idx: Any, old: Any, new: Any) -> Any:
+    def codegen(context: Any, builder: llir.IRBuilder, sig: Any, args: Any) -> Any:
         ptr = _slot(context, builder, sig.args[0], args[0], args[1])
         res = builder.cmpxchg(ptr, args[2], args[3], "seq_cst", "seq_cst")
         return builder.extract_value(res, 1)
@@ -107,8 +109,8 @@ def atomic_cas(typingctx, ary, idx, old, new):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
-def cycles(typingctx):  # type: ignore[no-untyped-def]
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+def cycles(typingctx: Any) -> Any:
+    def codegen(context: Any, builder: llir.IRBuilder, sig: Any, args: Any) -> Any:
         fn = cgutils.get_or_insert_function(
             builder.module, llir.FunctionType(llir.IntType(64), []), "llvm.readcyclecounter")
         return builder.call(fn, [])
@@ -116,8 +118,8 @@ def cycles(typingctx):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
-def yield_cpu(typingctx):  # type: ignore[no-untyped-def]
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+def yield_cpu(typingctx: Any) -> Any:
+    def codegen(context: Any, builder: llir.IRBuilder, sig: Any, args: Any) -> Any:
         fn = cgutils.get_or_insert_function(
             builder.module, llir.FunctionType(llir.IntType(32), []), "sched_yield")
         builder.call(fn, [])
@@ -126,9 +128,9 @@ def yield_cpu(typingctx):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
-def thread_cpu_ns(typingctx):  # type: ignore[no-untyped-def]
+def thread_cpu_ns(typingctx: Any) -> Any:
     """This thread's CPU time (clock_gettime(CLOCK_THREAD_CPUTIME_ID)) in ns."""
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+    def codegen(context: Any, builder: llir.IRBuilder, sig: Any, args: Any) -> Any:
         i64 = llir.IntType(64)
         ts = cgutils.alloca_once(builder, llir.ArrayType(i64, 2))
         fn = cgutils.get_or_insert_function(
@@ -144,13 +146,13 @@ def thread_cpu_ns(typingctx):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _copy_frames(src, s0, dst, d0, count, w):  # type: ignore[no-untyped-def]
+def _copy_frames(src, s0, dst, d0, count, w):
     for b in range(count * w):
         dst[d0 * w + b] = src[s0 * w + b]
 
 
 @njit(cache=True, nogil=True)
-def _give(rec, seg, st, cols, itemsizes, pk_cols, pk_meta, t):  # type: ignore[no-untyped-def]
+def _give(rec, seg, st, cols, itemsizes, pk_cols, pk_meta, t):
     """Victim side, between blocks: pack work for thief ``t``; False if none."""
     ncols = itemsizes.size
     sp = st[SP]
@@ -226,7 +228,7 @@ def _give(rec, seg, st, cols, itemsizes, pk_cols, pk_meta, t):  # type: ignore[n
 
 @njit(cache=True, nogil=True)
 def _serve(w, has_work, rec, seg, st, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
-           wst):  # type: ignore[no-untyped-def]
+           wst):
     q = atomic_load(req, w)
     if q == 0:
         return
@@ -244,7 +246,7 @@ DONE, ASKED = 0, 1
 
 
 @njit(cache=True, nogil=True)
-def _own_work(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P, rec, seg, lv,  # type: ignore[no-untyped-def]
+def _own_work(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P, rec, seg, lv,
               st, w, ctl, req):
     """Run this worker's blocks until its stack is empty or the run stops (DONE), or
     until a thief has posted a request (ASKED: the caller answers it and calls again).
@@ -285,7 +287,7 @@ WORKER_SIG = types.Tuple((types.float64[:, ::1], INTS))(
 
 
 @njit(WORKER_SIG, cache=True, nogil=True)
-def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,  # type: ignore[no-untyped-def]
+def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,
                w, nworkers, ctl, req, resp, pk_cols, pk_meta, wst):
     """Worker ``w``: the schedule on its own stack (worker 0 starts with the root),
     stealing when idle, until all work is done.  Returns its per-level statistics and
@@ -404,7 +406,7 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,  
 
 
 @njit(cache=True, nogil=True)
-def read_cycles():  # type: ignore[no-untyped-def]
+def read_cycles():
     return cycles()
 
 

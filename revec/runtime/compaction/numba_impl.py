@@ -26,7 +26,7 @@ ADV8 = np.ascontiguousarray(advance_table(8))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bits8(m, i):  # type: ignore[no-untyped-def]
+def _bits8(m, i):
     b = 0
     for k in range(8):
         b |= np.int64(m[i + k] != 0) << k
@@ -34,7 +34,7 @@ def _bits8(m, i):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def compact_shuffle(x, m, out):  # type: ignore[no-untyped-def]
+def compact_shuffle(x, m, out):
     n = x.size
     j = 0
     i = 0
@@ -53,7 +53,7 @@ def compact_shuffle(x, m, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def compact_prefix(x, m, out):  # type: ignore[no-untyped-def]
+def compact_prefix(x, m, out):
     n = x.size
     j = 0
     i = 0
@@ -72,7 +72,7 @@ def compact_prefix(x, m, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def split_shuffle(x, m, t, f):  # type: ignore[no-untyped-def]
+def split_shuffle(x, m, t, f):
     n = x.size
     a = 0
     c = 0
@@ -99,7 +99,7 @@ def split_shuffle(x, m, t, f):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def split_prefix(x, m, t, f):  # type: ignore[no-untyped-def]
+def split_prefix(x, m, t, f):
     n = x.size
     a = 0
     c = 0
@@ -125,7 +125,7 @@ def split_prefix(x, m, t, f):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def bench_compact(x, m, out, reps, prefix):  # type: ignore[no-untyped-def]
+def bench_compact(x, m, out, reps, prefix):
     """Run a compaction ``reps`` times inside compiled code (for timing)."""
     acc = 0
     for _ in range(reps):

@@ -77,8 +77,11 @@ def target_features() -> frozenset[str]:
     """The x86 features of the CPU numba compiles for (``+feature`` names, no ``+``)."""
     from numba.core import config
 
-    if config.CPU_FEATURES:
-        return frozenset(f[1:] for f in str(config.CPU_FEATURES).split(",")
+    # numba's config sets its settings as module globals at import time (no stub: mypy
+    # sees none of them); read from the module's namespace
+    cpu_features: str | None = vars(config)["CPU_FEATURES"]
+    if cpu_features:
+        return frozenset(f[1:] for f in str(cpu_features).split(",")
                          if f.startswith("+"))
     from llvmlite import binding
 
@@ -132,8 +135,14 @@ def source_digest() -> str:
 
 
 # ---------------------------------------------------------------- IR helpers
+def _bitwidth(t: types.Type) -> int:
+    """The bits of integer or float type ``t``."""
+    # numba's stubs declare ``bitwidth`` on Float only, Integer has it as well
+    return t.bitwidth  # type: ignore[attr-defined,no-any-return]
+
+
 def _itemsize(arrty: types.Array | types.CPointer) -> int:
-    return 1 if arrty.dtype == types.boolean else arrty.dtype.bitwidth // 8
+    return 1 if arrty.dtype == types.boolean else _bitwidth(arrty.dtype) // 8
 
 
 def _elem_ptr(context: Any, builder: ir.IRBuilder, arrty: types.Array | types.CPointer,
@@ -279,7 +288,7 @@ def _is_vec_array(a: Any) -> bool:
              or (isinstance(a, types.Array) and a.ndim == 1 and a.layout in "C"))
             and (a.dtype == types.boolean
                  or (isinstance(a.dtype, (types.Integer, types.Float))
-                     and a.dtype.bitwidth in (8, 16, 32, 64))))
+                     and _bitwidth(a.dtype) in (8, 16, 32, 64))))
 
 
 def _load_vec(context: Any, builder: ir.IRBuilder, arrty: types.Array, val: Any,
@@ -401,6 +410,13 @@ compress_iota_avx2 = _make_compress_iota("avx2")
 compress_iota_scalar = _make_compress_iota("scalar")
 
 # ---------------------------------------------------------------- column sets
+def _element_types(t: types.BaseTuple) -> tuple[Any, ...]:
+    """The element types of tuple type ``t``."""
+    # every concrete numba tuple type has ``types`` (an attribute or a property); their
+    # base class, which numba has no stub for, does not declare it
+    return t.types  # type: ignore[attr-defined,no-any-return]
+
+
 def _pairs(t: Any) -> list[tuple[Any, Any]] | None:
     """The (source, destination) pairs of a ``compact_cols`` argument, or None if it is
     not a tuple of pairs of columns of one element size (a ``None`` source: int64
@@ -408,10 +424,10 @@ def _pairs(t: Any) -> list[tuple[Any, Any]] | None:
     if not isinstance(t, types.BaseTuple):
         return None
     out = []
-    for pair in t.types:
+    for pair in _element_types(t):
         if not (isinstance(pair, types.BaseTuple) and len(pair) == 2):
             return None
-        src, dst = pair.types
+        src, dst = _element_types(pair)
         if not _is_vec_array(dst):
             return None
         if isinstance(src, types.NoneType):
@@ -579,7 +595,7 @@ def compact_function(isa: str) -> Any:
     step = COMPRESS[isa]
 
     @njit(nogil=True)
-    def compact(x, m, out, reps):  # type: ignore[no-untyped-def]
+    def compact(x, m, out, reps):
         n = x.size
         j = 0
         for _ in range(reps):
