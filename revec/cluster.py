@@ -1,4 +1,4 @@
-"""Runs across machines with Dask (docs/design.md, "Workers").
+"""Runs across machines with Dask (docs/backends.md, "Workers").
 
 The root expands breadth-first (one bfs block per level, in this process) until a level
 holds many more threads than the cluster has cores; that frontier is cut into chunks

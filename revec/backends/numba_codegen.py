@@ -182,7 +182,7 @@ class NumbaModuleGen:
         # fields are read through the thread's index (one store per thread instead of one
         # per column: the store port is the scalar steps' bottleneck); with the vector
         # steps a column costs one step per 32 threads and contiguous columns let LLVM
-        # vectorize the thread loops (no gathers): copies.  Measured: see docs/design.md
+        # vectorize the thread loops (no gathers): copies.  Measured: see docs/backends.md
         mode = "scalar" if self.compaction == "scalar" else "vector"
         self.plan = kp.build_plan(program, task, mode, "numba") if plan is None else plan
         assert self.plan.task == task and self.plan.split_mode == mode
@@ -548,7 +548,7 @@ class NumbaModuleGen:
         check per spawn), and the threads whose loop goes on form the next active list.
         The child order is that of the thread-by-thread execution (spawn_loops.py).
         Measured (numba reexp, default preset, medians of 3 vs the thread-by-thread
-        kernel): see docs/design.md."""
+        kernel): see docs/backends.md."""
         bp = self.bp
         shape = step.shape
         loop = shape.loop

@@ -50,7 +50,7 @@ class Target:
     name: str
     # a lock-step spawn loop's prefix and iterations as if-converted lane code, 32
     # threads at a time (C: gcc vectorizes it); else thread by thread over the active
-    # list (numba: LLVM leaves such lane code scalar, see docs/design.md)
+    # list (numba: LLVM leaves such lane code scalar, see docs/backends.md)
     loop_lanes: bool
     # a base case summing a narrow column into a 64-bit sum: 32-bit runs (C); numba
     # measured slower than its plain widening loop (fib(40) reexp 0.32 -> 0.41 s)
