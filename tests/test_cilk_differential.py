@@ -7,9 +7,10 @@ spawned results, loops of calls, max/min by ``?:``, void tasks), integer, ``doub
 ``float`` results, ``<stdint.h>`` types, ``#define``, file-scope
 ``const`` scalars and tables, a ``static`` helper, and sometimes MIT Cilk-5 spelling.
 The default run checks 25 files of 4 tasks (100 task programs), each task run on one or
-two root arguments; ``pytest -m slow`` checks 300 more files.  A task costs about 7 s
-on a 2-core machine under load 2-3 (11 s under load 4-5), nearly all of it the numba
-and C compilations of its kernels; gcc builds each file's serial elision once.
+two root arguments (and on the numpy back end where the tree is small enough,
+tests/support/numpy_check.py); ``pytest -m slow`` checks 300 more files.  A task costs
+about 7 s on a 2-core machine under load 2-3 (11 s under load 4-5), nearly all of it the
+numba and C compilations of its kernels; gcc builds each file's serial elision once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 from revec.api import get_program, run_loaded
 from tests import cilk_oracle
 from tests.progen_cilk import CilkFile, cilk_files
+from tests.support.numpy_check import check_numpy
 
 pytestmark = pytest.mark.skipif(cilk_oracle.gcc() is None, reason="no C compiler for the "
                                 "serial elision")
@@ -67,14 +69,22 @@ def check_file(folder: Path, spec: CilkFile, data: st.DataObject) -> None:
             for variant in ("bfs", "blocked", "reexp"):
                 b = data.draw(BLOCK_SIZES, label=f"{variant} B")
                 r = data.draw(st.integers(0, 2 * b + 2), label=f"{variant} R")
+                results = {}
                 for backend in ("c", "numba"):
-                    res = run_loaded(program, t.name, args, variant=variant, block_size=b,
-                                     reexp_threshold=r, backend=backend)
+                    res = results[backend] = run_loaded(
+                        program, t.name, args, variant=variant, block_size=b,
+                        reexp_threshold=r, backend=backend)
                     where = (t.name, args, variant, backend, b, r)
                     if t.result is not None:
                         assert same(res.result, printed, t.result), (*where, res.result,
                                                                       printed)
                     assert res.stats.tasks == calls, (*where, res.stats.tasks, calls)
+                # the numpy back end (the plan's executable reference) where it can afford
+                # the tree: the same result as gcc's, the numba back end's statistics
+                got = check_numpy(program, t.name, args, variant, b, r, results["numba"])
+                if got is not None and t.result is not None:
+                    assert same(got.result, printed, t.result), (t.name, args, variant,
+                                                                  "numpy", got.result)
 
 
 GROUPS = 25  # one file each, so that pytest-xdist's workers end together

@@ -2,7 +2,9 @@
 
 Programs come from the hypothesis strategy in ``progen.py``; each is compiled once per
 back end (numba, C) and run as bfs, blocked and reexp with random block sizes and
-thresholds (B = 1 included); the plain recursive C of the program is checked too.  Floating-point sums may differ only by summation order (rel. 1e-9).
+thresholds (B = 1 included); the plain recursive C of the program is checked too, and
+the numpy back end where the tree is small enough (tests/support/numpy_check.py).
+Floating-point sums may differ only by summation order (rel. 1e-9).
 The default run checks 200 programs (20 x 10, so pytest-xdist can spread them);
 ``pytest -m slow`` checks 1,000 more.
 """
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 from revec.api import compiled_task, get_program, root_args, run_loaded
 from revec.errors import RevecError
 from tests.progen import task_programs
+from tests.support.numpy_check import check_numpy
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
 # Each example compiles a program (about 1-2 s), so the default shards do not shrink:
@@ -72,6 +75,9 @@ def check_program(tmp_path: Path, spec, data) -> None:
                 sn.blocks, sn.peak_live, sn.utilization) == (
             sc.tasks_per_level, sc.leaves_per_level, sc.reexpansions_per_level,
             sc.blocks, sc.peak_live, sc.utilization)
+        # the numpy back end, the plan's executable reference, on the trees it can
+        # afford: the same reducers, the numba back end's statistics
+        check_numpy(program, spec.task, spec.args, variant, b, r, results["numba"], ref)
         # several workers (3 oversubscribes a 2-core machine on purpose): the same
         # reducers (floats: by summation order only), tasks and leaves per level
         for workers in (2, 3):

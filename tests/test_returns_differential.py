@@ -6,7 +6,8 @@ Programs come from ``progen_returns.py`` (every supported shape, prologues, unan
 helpers, annotated and inferred result types).  The default run checks 200 programs
 (5 x 5 of each of the 8 shapes), each compiled once per back end and run as bfs, blocked and reexp
 with random block sizes and thresholds, plus the plain recursive C of the derived
-spawn/reduce form; ``pytest -m slow`` checks 1,000 more.
+spawn/reduce form and the numpy back end on small trees (tests/support/numpy_check.py);
+``pytest -m slow`` checks 1,000 more.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from revec.api import compiled_task, get_program, root_args, run_loaded
 from tests.progen_returns import SHAPES, return_programs
+from tests.support.numpy_check import check_numpy
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
@@ -43,11 +45,17 @@ def check_program(tmp_path: Path, spec, data) -> None:
     for variant in ("bfs", "blocked", "reexp"):
         b = data.draw(BLOCK_SIZES, label=f"{variant} B")
         r = data.draw(st.integers(0, 2 * b + 2), label=f"{variant} R")
+        results = {}
         for backend in ("numba", "c"):
             res = run_loaded(program, spec.task, spec.args, variant=variant, block_size=b,
                              reexp_threshold=r, backend=backend)
             assert same(ref.result, res.result), (backend, variant, b, r, ref.result,
                                                   res.result)
+            results[backend] = res
+        # the numpy back end (the plan's executable reference) where it can afford the
+        # tree: the same value, the numba back end's statistics
+        check_numpy(program, spec.task, spec.args, variant, b, r, results["numba"],
+                    ref.reducers, ref.result)
     recursive, _ = compiled_task(program, spec.task, "c").run_recursive(
         root_args(program, spec.task, spec.args))
     assert same(ref.result, recursive[program.tasks[spec.task].result]), "recursive C"
