@@ -16,11 +16,21 @@ the child index ``i`` as a 4-byte big-endian integer: 24 bytes, one padded 64-by
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
+
+if TYPE_CHECKING:
+    _P = ParamSpec("_P")
+
+    def intrinsic(fn: Callable[Concatenate[Any, _P], object], /) -> Callable[_P, Any]:
+        """``numba.extending.intrinsic`` as compiled code calls its result: with the
+        arguments after the typing context, giving what the codegen makes (numba's stub
+        types the call as ``fn``'s own, typing context included, returning nothing)."""
+else:
+    from numba.extending import intrinsic
 
 H_INIT = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0)
 ROUND_K = (0x5A827999, 0x6ED9EBA1, 0x8F1BBCDC, 0xCA62C1D6)

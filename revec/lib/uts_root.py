@@ -14,4 +14,4 @@ def uts_root_state(root_id: int) -> tuple[int, int, int, int, int]:
     """The root node's state for UTS root id ``root_id`` (``-r``), as five words: the
     SHA-1 digest of 16 zero bytes and the id as a 4-byte big-endian integer (UTS 2.1)."""
     digest = hashlib.sha1(bytes(16) + struct.pack(">i", root_id)).digest()
-    return struct.unpack(">5I", digest)  # type: ignore[return-value]
+    return struct.unpack(">5I", digest)
