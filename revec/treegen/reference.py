@@ -112,7 +112,7 @@ def exact_mean_utilization(n: int, h: int, block_size: int, reexp_threshold: int
                            simd_width: int, switch: str = "whole") -> Fraction:
     """Expected utilization over uniform (n, h) trees, exactly."""
     trees = all_trees(n, h)
-    total = sum(Fraction(schedule_counts(t, block_size, reexp_threshold, simd_width,
-                                                  switch)[0], n)
-                for t in trees)
+    total = sum((Fraction(schedule_counts(t, block_size, reexp_threshold, simd_width,
+                                          switch)[0], n)
+                 for t in trees), Fraction(0))
     return total / len(trees)

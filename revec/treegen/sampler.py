@@ -150,7 +150,9 @@ class Tables:
     sc: np.ndarray  # scaled counts for larger nodes (splits.scaled_tables)
     sd: np.ndarray
 
-    def kernel_args(self) -> tuple[np.ndarray, ...]:
+    def kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                   np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The tables the kernels take first (``la`` .. ``sd``, in their order)."""
         return (self.la, self.le, self.start_a, self.start_e, self.off, self.rec, self.pos,
                 self.sc, self.sd)
 
