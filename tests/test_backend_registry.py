@@ -100,6 +100,7 @@ def test_a_new_back_end_is_one_module_and_one_line(
             """Generates a comment; builds by the numba back end, and counts builds."""
             name = "echo"
             suffix = ".txt"
+            target = "numba"  # the kernel plans it prints (it builds by numba)
             builds = 0
 
             def unavailable(self):

@@ -137,7 +137,14 @@ def test_narrow_sum_only_for_a_narrow_column() -> None:
 
 
 def test_transform_plan_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    """``revec transform --plan`` prints the plan of the --backend's target (numba, the
+    command's default back end, or C)."""
+    program = get_program(ROOT / "benchmarks" / "nqueens.py")
     assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan"]) == 0
+    assert capsys.readouterr().out == kp.build_plan(program, "nqueens",
+                                                    target="numba").render()
+    assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan",
+                 "--backend", "c"]) == 0
     ((_, plan),) = plans(ROOT / "benchmarks" / "nqueens.py")
     assert capsys.readouterr().out == plan.render()
     assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan",

@@ -38,6 +38,7 @@ class CBackend:
     """Generated C, compiled with the machine's compiler (``-O3 -march=native``)."""
 
     name = "c"
+    target = "c"  # the kernel plans it prints (kernel_plan.TARGETS)
     suffix = ".c"
 
     def unavailable(self) -> str | None:

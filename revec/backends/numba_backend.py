@@ -19,6 +19,7 @@ class NumbaBackend:
     """Generated Python, compiled by numba; needs no C compiler."""
 
     name = "numba"
+    target = "numba"  # the kernel plans it prints (kernel_plan.TARGETS)
     suffix = ".py"
 
     def unavailable(self) -> str | None:

@@ -93,6 +93,7 @@ class NumpyBackend:
     """The registry's face of the numpy back end."""
 
     name = "numpy"
+    target = DEFAULT_TARGET  # the kernel plans it interprets
     suffix = ".txt"
 
     def unavailable(self) -> str | None:

@@ -45,6 +45,7 @@ class Backend(Protocol):
 
     name: str          # "c", "numba", "numpy": the --backend value
     suffix: str        # file suffix of the generated text: ".c", ".py"
+    target: str        # the kernel plans it prints: a name of kernel_plan.TARGETS
 
     def unavailable(self) -> str | None:
         """None if this back end can build and run on this machine, else why not (one

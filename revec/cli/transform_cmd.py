@@ -34,9 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="write the checked task in the spawn/reduce language instead (what "
                         "revec derived from return values and prologues), as readable Python")
     p.add_argument("--plan", action="store_true",
-                   help="write the kernel plan instead: the steps of the block kernel "
-                        "(split, base case, inductive shape, lanes, fast paths) that both "
-                        "back ends generate code from")
+                   help="write the kernel plan instead: the layout and the steps of the "
+                        "block kernel (split, base case, inductive shape, lanes, fast "
+                        "paths) that the --backend's code follows")
     p.set_defaults(func=run)
 
 
@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.plan:
         from revec.transforms.kernel_plan import build_plan
 
-        outputs = [(t, ".plan", build_plan(program, t).render()) for t in tasks]
+        target = registry.get(args.backend).target
+        outputs = [(t, ".plan", build_plan(program, t, target=target).render()) for t in tasks]
     else:
         outputs = [(t, *generate(program, t, args.backend)) for t in tasks]
     if args.output is None:
