@@ -28,7 +28,7 @@ from revec.files import write_atomic
 
 README = "README.md"
 STRATEGIES = ("bfs", "blocked", "reexp")
-BACKENDS = ("c", "numba")
+BACKENDS = ("c", "numba")  # the compiled back ends the tables show (revec bench --backends)
 
 
 def loadavg() -> str:
