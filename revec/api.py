@@ -112,7 +112,7 @@ def task_program(fn: Any) -> ir.Program:
         raise RevecError(f"the source of task '{fn.__name__}' ({filename}) cannot be found; "
                          "define it in a file, or register exec'd source in linecache")
     g = fn.fn.__globals__
-    module = sys.modules.get(g.get("__name__", ""))
+    module: Any = sys.modules.get(g.get("__name__", ""))
     if module is None or module.__dict__ is not g:
         module = _LiveModule(g)
     return _program_of_source(filename, text, module)

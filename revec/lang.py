@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -41,7 +41,7 @@ def to_scalar(value: Any, scalar_type: type[np.generic]) -> np.generic:
         return scalar_type(value)
     except OverflowError:
         # A Python int outside the target range: wrap like a fixed-width cast.
-        return np.asarray(value).astype(scalar_type)[()]
+        return cast(np.generic, np.asarray(value).astype(scalar_type)[()])
 
 
 class Reducer:
@@ -53,7 +53,7 @@ class Reducer:
         self.scalar_type: type[np.generic] = SCALAR_TYPES[dtype]
         self.dtype = np.dtype(self.scalar_type)
         self.op = op
-        self.value: np.generic = self.identity()
+        self.value: Any = self.identity()  # a scalar of scalar_type
 
     def identity(self) -> np.generic:
         t = self.scalar_type

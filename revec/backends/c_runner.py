@@ -78,8 +78,11 @@ class CTask:
         # the entry points, as cffi function pointers (c_driver.ENTRIES)
         addr = self.ffi.new("void *[]", len(ENTRIES))
         self.lib.revec_entries(addr)
-        fns = {name: self.ffi.cast(f"{name}_t", addr[i]) if addr[i] != self.ffi.NULL else None
-               for i, name in enumerate(ENTRIES)}
+        # (cffi function pointers: Any; None for an entry the module lacks, the OpenMP
+        # peer without -fopenmp)
+        fns: dict[str, Any] = {
+            name: self.ffi.cast(f"{name}_t", addr[i]) if addr[i] != self.ffi.NULL else None
+            for i, name in enumerate(ENTRIES)}
         self._run_from, self._seq, self._free = (
             fns["revec_run_from"], fns["revec_seq"], fns["revec_free"])
         self._set_interrupt, self._seq_omp = fns["revec_set_interrupt"], fns["revec_seq_omp"]

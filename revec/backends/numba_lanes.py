@@ -91,18 +91,18 @@ def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
                 else:  # (it reads its old value, which stays live)
                     add(f"{v_t} = ({expr(v)}) if _c{g} else {v_t}", v_t,
                         _reads(v) | {f"_c{g}", v_t})
-            case lanes.Cond(index=n, cond=c, guard=g, negate=neg):
+            case lanes.Cond(index=n, cond=cond, guard=g, negate=neg):
                 here = "" if g is None else f"_c{g} & "
-                text = f"(not ({expr(c)}))" if neg else f"({expr(c)})"
+                text = f"(not ({expr(cond)}))" if neg else f"({expr(cond)})"
                 add(f"_c{n} = {here}{text}", f"_c{n}",
-                    _reads(c) | (set() if g is None else {f"_c{g}"}))
+                    _reads(cond) | (set() if g is None else {f"_c{g}"}))
             case lanes.MakeSpawn(site=site, guard=g, args=args):
                 i = site.index
                 add(f"_m{i} = {'True' if g is None else f'_c{g}'}", f"_m{i}",
                     set() if g is None else {f"_c{g}"})
                 add(f"_k{i} = _k", f"_k{i}", {"_k"})
-                for c, a in args:
-                    add(f"_a{i}_{c} = {expr(a)}", f"_a{i}_{c}", _reads(a))
+                for c, arg in args:
+                    add(f"_a{i}_{c} = {expr(arg)}", f"_a{i}_{c}", _reads(arg))
                 add(f"_k += _m{i}", "_k", {f"_m{i}", "_k"}, update=True)
             case lanes.Fold(stmt=r, guard=g):
                 if reduce is not None:

@@ -52,7 +52,8 @@ def numba_cache_folder(py_file: Path) -> Path | None:
     def probe() -> None:  # a function object for the locators: only its line is read
         pass
 
-    for cls in CacheImpl._locator_classes:
+    locators: list[Any] = CacheImpl._locator_classes  # (numba's: untyped)
+    for cls in locators:
         try:
             locator = cls.from_function(probe, str(py_file))
         except Exception:  # a locator that does not apply to plain files

@@ -75,7 +75,8 @@ def exact() -> np.errstate:
 def scalar(value: int | float | bool, dtype: np.dtype[Any]) -> np.generic:
     """``value`` converted to ``dtype`` as a C cast would."""
     with exact():
-        return np.array(value).astype(dtype)[()]  # type: ignore[no-any-return]
+        out: Any = np.array(value).astype(dtype)[()]  # (a 0-d index: a NumPy scalar)
+        return out
 
 
 def constant(value: int | float | bool, dtype: np.dtype[Any], n: int) -> Values:

@@ -117,7 +117,8 @@ def measure(path: Path, size: str = "default", repeats: int = 5,
         words = [str(a) for a in cargs]
         _time_process(exe, words)  # warm (page cache)
         _time_process(exe_calls, words)
-        el_times, el_calls_times = [], []
+        el_times: list[float] = []
+        el_calls_times: list[float] = []
         for _ in range(repeats):  # the two builds interleaved
             for binary, times in ((exe, el_times), (exe_calls, el_calls_times)):
                 t, out = _time_process(binary, words)

@@ -39,7 +39,7 @@ from revec.files import write_atomic
 
 DEFAULT_SIZES = (16 * 1024, 1024 * 1024)
 DENSITIES = (0.5, 0.1, 0.9)
-LANES = {8: np.uint8, 32: np.uint32}
+LANES: dict[int, type[np.unsignedinteger[Any]]] = {8: np.uint8, 32: np.uint32}
 TARGET_SECONDS = 0.001          # per timed measurement (reps chosen to reach it)
 DEFAULT_REPEATS = 31
 

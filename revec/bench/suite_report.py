@@ -195,6 +195,7 @@ def memory_table(recs: list[dict[str, Any]]) -> list[str]:
                              r.get("status", "") else "—")
                 utils.append("—")
                 continue
+            assert r is not None  # (it has statistics)
             tasks, levels = st["tasks"], st["levels"]
             b = "" if s == "bfs" else f" ({_b(r['block_size'])})"
             cells.append(f"{st['peak_live']:,}{b}")

@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +75,10 @@ def measure(name: str, size: str, workers: Sequence[int], repeats: int, budget: 
     # region (measured: revec C fib 2 workers 0.066 s alone, 0.076 s right after an
     # OpenMP run), which would slow whatever ran next.
     phases: list[dict[tuple[str, int], Callable[[], tuple[dict[str, Any], float]]]] = [
-        {("omp", n): (lambda n=n: omp.run_omp(rargs, n, cutoff)) for n in workers}, {}]
+        {("omp", n): partial(omp.run_omp, rargs, n, cutoff) for n in workers}, {}]
     for n in workers:
-        phases[1]["c", n] = lambda n=n: _run(c_task, rargs, schedule, budget, n)
-        phases[1]["nb", n] = lambda n=n: _run(nb_task, rargs, schedule, budget, n)
+        phases[1]["c", n] = partial(_run, c_task, rargs, schedule, budget, n)
+        phases[1]["nb", n] = partial(_run, nb_task, rargs, schedule, budget, n)
     times: dict[tuple[str, int], list[float]] = {}
     ok = ok_plain
     for runs in phases:

@@ -137,7 +137,7 @@ def run_sweep_cmd(args: argparse.Namespace) -> int:
     results = run_sweep(points, scheduler=args.scheduler, workers=args.workers,
                         progress=not args.no_progress and sys.stderr.isatty())
     seconds = time.perf_counter() - t0
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in results:
         p = r.point
         rows.append({

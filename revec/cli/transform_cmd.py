@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     folder = output_dir(args.output, mkdir=args.mkdir)
     stem = Path(args.file).stem
     for t, suffix, text in outputs:
-        target = folder / f"{stem}_{t}{suffix}"
-        write_atomic(target, text)
-        print(f"wrote {target}")
+        path = folder / f"{stem}_{t}{suffix}"
+        write_atomic(path, text)
+        print(f"wrote {path}")
     return 0
