@@ -30,7 +30,7 @@ do work a generated kernel does not need:
 Measured (27 generated differential-test programs, one warm process, numba cache off,
 interleaved, CPU seconds, 2-core AMD EPYC, numba 0.68.1): memoized call typing alone
 26.45 -> 20.94 s (0.79x); memoized lowering questions on top of the rest 19.36 ->
-17.86 s and 18.81 -> 17.14 s (0.92x); see docs/design.md for the pipeline's total.
+17.86 s and 18.81 -> 17.14 s (0.92x); see docs/backends.md for the pipeline's total.
 
 Why the table is safe: the answer to (function type, argument types, keyword types)
 is a function of those types once the callee is registered -- the same question

@@ -1,7 +1,7 @@
 """Several workers for the numba back end: the schedule of
 :mod:`revec.runtime.numba_scheduler` on each worker's own record stack, the compiled
 driver running ``nogil`` on one Python thread per worker, balanced by the stealing
-protocol of the C driver (docs/design.md, "Workers"; revec/backends/c_driver.py).
+protocol of the C driver (docs/backends.md, "Workers"; revec/backends/c_driver.py).
 
 A thief posts ``id + 1`` in the victim's ``req`` slot (compare-and-swap) and waits on
 its own ``resp`` slot; the victim answers between two blocks, packing at most

@@ -1,4 +1,4 @@
-"""Several workers: how many by default, and their statistics (docs/design.md, Workers)."""
+"""Several workers: how many by default, and their statistics (docs/backends.md, "Workers")."""
 
 from __future__ import annotations
 

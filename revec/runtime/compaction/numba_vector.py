@@ -455,7 +455,7 @@ def _make_compact_cols(isa: str) -> Any:
     ``movemask32`` / ``copy32`` / ``compress_<isa>`` calls: numba's own passes (type
     inference, SSA, lowering) cost about 3 ms per typed statement, and that loop was a
     fifth of a generated kernel's compile time; here llvmlite writes the same IR directly
-    (measured: see docs/design.md, "numba compile time")."""
+    (measured: see docs/backends.md, "The numba back end")."""
 
     def compact_cols(typingctx: Any, mb: Any, off: Any, n: Any, keep: Any, drop: Any) -> Any:
         if not (_is_vec_array(mb) and _itemsize(mb) == 1):
