@@ -57,6 +57,12 @@ class Block:
     columns: dict[str, Values]
     uniform: dict[str, np.generic]
 
+    def column(self, name: str) -> Values:
+        if name not in self.columns:
+            raise AssertionError(f"{name!r} is not a column of the block (its columns: "
+                                 f"{', '.join(self.columns) or '-'})")
+        return self.columns[name]
+
 
 @dataclass
 class SideThreads:
@@ -72,12 +78,14 @@ class SideThreads:
     block: Block
 
     def column(self, name: str) -> Values:
-        """Column ``name`` of the side's threads, in thread order."""
+        """Column ``name`` of the side's threads, in thread order: one of the columns the
+        plan says the side reads."""
+        if name not in {c.name for c in self.side.columns}:
+            raise AssertionError(
+                f"the {self.side.side} side does not read {name!r} (the plan's split "
+                f"gives it {', '.join(c.name for c in self.side.columns) or 'nothing'})")
         if self.index is not None:
-            return self.block.columns[name][self.index]
-        if name not in self.copies:
-            raise AssertionError(f"the {self.side.side} side has no copy of {name!r} "
-                                 f"(the plan's split copies: {sorted(self.copies)})")
+            return self.block.column(name)[self.index]
         return self.copies[name]
 
 
@@ -215,7 +223,7 @@ class Kernel:
         scalars), then the block split into its base and its inductive threads, each in
         block order, each side keeping what the plan says (copies or indices)."""
         block = run.block
-        env = self.env({c.name: block.columns[c.name] for c in step.reads}, run, block.n,
+        env = self.env({c.name: block.column(c.name) for c in step.reads}, run, block.n,
                        with_locals=False)
         with exact():
             mask = self.ev.expr(step.mask, lanes_of(env, np.ones(block.n, np.bool_)))
@@ -226,7 +234,7 @@ class Kernel:
         if side.keep == "index":
             return SideThreads(side, len(index), {}, index, block)
         assert side.keep == "copy", f"split side keeps {side.keep!r}"
-        return SideThreads(side, len(index), {c.name: block.columns[c.name][index]
+        return SideThreads(side, len(index), {c.name: block.column(c.name)[index]
                                               for c in side.columns}, None, block)
 
     def base_case(self, step: kp.BaseCase, run: BlockRun) -> None:
@@ -395,7 +403,7 @@ class Kernel:
         """Field ``name`` of the threads ``idx`` (block positions when the inductive side
         keeps indices, else places on the inductive side)."""
         if ind.index is not None:
-            return ind.block.columns[name][idx]
+            return ind.block.column(name)[idx]
         return ind.column(name)[idx]
 
     def loop_goes_on(self, loop: ir.While | ir.For, env: dict[str, Values], n: int) -> Mask:
