@@ -213,6 +213,21 @@ def test_a_tree_deeper_than_the_recursion_limit() -> None:
     assert got.stats.levels == 15_001
 
 
+@pytest.mark.slow
+def test_a_tree_100000_levels_deep() -> None:
+    """DESIGN.md section 3: trees 100,000 levels deep run (about 30 s per schedule)."""
+    program = get_program(HERE / "programs" / "deep.py")
+    for variant in ("bfs", "blocked", "reexp"):
+        got = run_loaded(program, "spine", (100_000,), variant=variant, block_size=4,
+                         backend="numpy")
+        assert got.reducers == {"nodes": 133_334, "weight": 5_000_050_000,
+                                "deepest": 100_000}
+        numba = run_loaded(program, "spine", (100_000,), variant=variant, block_size=4,
+                           backend="numba")
+        for k in STATS:
+            assert getattr(got.stats, k) == getattr(numba.stats, k), (variant, k)
+
+
 # ------------------------------------------------------------------ the back end's face
 def test_registry_protocol() -> None:
     program = get_program(BENCH / "nqueens.py")
