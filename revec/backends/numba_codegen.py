@@ -60,8 +60,8 @@ Names in the kernel (one block of threads [off, off + n), children from out_base
   _a<i>_<p>      spawn site i's argument for column p
   ms<i>, ak<k>_<p>, fill<k>  pass columns: site i's masks, child block k's arguments,
                  a value every lane shares
-  acc_<r>        reducer r's accumulator; meta, start: resuming after the driver grew
-                 the child blocks (kcap: the child blocks there is room for)
+  acc_<r>        reducer r's accumulator
+  cap, kcap      frames the columns hold; the child blocks there is room for
 """
 import os
 
@@ -303,7 +303,7 @@ class NumbaModuleGen:
         fields = bp.fields
         red = bp.reducers
         L: list[str] = [KERNEL_JIT,
-                        "def kernel(cols, consts, accs, ints, off, n, out_base, start):"]
+                        "def kernel(cols, consts, accs, ints, off, n, out_base):"]
         w = L.append
         w("    # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators")
         for i, p in enumerate(fields):
@@ -368,7 +368,7 @@ class NumbaModuleGen:
         return ["    ns = ni + SLACK  # stride of the child blocks"]
 
     def split_step(self, step: kp.Split) -> list[str]:
-        """The per-call header (a resumed call skips the split) and the split."""
+        """The kernel's side columns and counters, then the split."""
         bp = self.bp
         nf = len(bp.fields)
         L: list[str] = []
@@ -384,34 +384,23 @@ class NumbaModuleGen:
             if self.by_index[src]:
                 w(f"    {src[0]}i = {column(self.slot[src[0] + 'i'], ir.Ty(np.dtype(np.int64)))}"
                   f"  # {who} threads' indices")
-        w("    meta = column_ptr(ints, 3, int64)")
-        w("    meta[3] = 0")
         if bp.max_spawns is None:
             L += [f"    {x}" for x in self.capacity()]
-        w("    if start > 0:")
-        w("        # resuming after the driver made room for more child blocks")
-        w("        nb = meta[0]")
-        w("        ni = meta[1]")
-        w("        kused = meta[2]")
-        w("        j0 = start - 1")
-        w("    else:")
-        w(f"        kused = {bp.max_spawns if bp.max_spawns else 0}")
-        w("        j0 = 0")
+        w(f"    kused = {bp.max_spawns if bp.max_spawns else 0}")
+        w("    j0 = 0")
         return L + self.split(step)
 
     def base_case(self, step: kp.BaseCase) -> list[str]:
-        """The base case over the base threads (a fresh call only)."""
+        """The base case over the base threads."""
         assert step.narrow_sum is None  # (the numba target's plans sum in 64 bits)
-        return ["        # base case over the base threads", "        for j in range(nb):",
-                *self.thread_body(step.stmts, step.reads, "            ", src="b_")]
+        return ["    # base case over the base threads", "    for j in range(nb):",
+                *self.thread_body(step.stmts, step.reads, "        ", src="b_")]
 
     def thread_case(self, step: kp.StraightSpawns | kp.ThreadSpawns | kp.LaneSpawns
                     ) -> list[str]:
         """The inductive case thread by thread (fixed slots when every thread makes every
         spawn, else the thread's k-th spawn through child block k's counter)."""
         bp = self.bp
-        red = bp.reducers
-        dynamic = bp.max_spawns is None
         L: list[str] = []
         w = L.append
         w("    # inductive case: the thread's k-th spawn goes to child block k")
@@ -421,27 +410,7 @@ class NumbaModuleGen:
         w("    for j in range(j0, ni):")
         if not self.straight:
             w("        si = 0")
-        if dynamic:
-            for r in red:
-                w(f"        _save_{r.name} = acc_{r.name}")
-            w("        _grow = False")
-        L += self.thread_body(bp.inductive, step.reads, "        ", abortable=dynamic,
-                              src="q_")
-        if dynamic:
-            w("        if _grow:")
-            w("            # undo this thread (its spawns and reductions); the driver grows")
-            w("            # the child blocks and calls again from this thread")
-            w("            for k in range(si):")
-            w("                kcnt[k] -= 1")
-            for r in red:
-                w(f"            acc_{r.name} = _save_{r.name}")
-            w("            meta[0] = nb")
-            w("            meta[1] = ni")
-            w("            meta[2] = kused")
-            w("            meta[3] = 1")
-            w("            meta[4] = j + 1")
-            w("            meta[5] = si + 1")
-            w("            break")
+        L += self.thread_body(bp.inductive, step.reads, "        ", src="q_")
         if self.straight:
             w(f"    for k in range({bp.max_spawns or 0}):  # every inductive thread spawned each")
             w("        kcnt[k] = ni")
@@ -512,15 +481,15 @@ class NumbaModuleGen:
         by thread)."""
         assert step.lanes == LANES, "compact_cols steps 32 threads at a time"
         mc = self.mask_column()
-        L = ["        # is-base test over all threads (one vectorizable pass into mask bytes), then",
-             "        # a stream compaction of the block into its base and its inductive threads",
-             "        # (both dense), 32 threads per vector step",
-             f"        mb = {column(mc)}",
-             "        for t in range(n):"]
+        L = ["    # is-base test over all threads (one vectorizable pass into mask bytes), then",
+             "    # a stream compaction of the block into its base and its inductive threads",
+             "    # (both dense), 32 threads per vector step",
+             f"    mb = {column(mc)}",
+             "    for t in range(n):"]
         if step.reads:  # the columns the plan says the mask reads (thread i = off + t)
-            L.append("            i = off + t")
-            L += [f"            {var(c.name)} = {ld(col(c.name), 'i')}" for c in step.reads]
-        L.append(f"            {st('mb', 't', self.expr(step.mask))}")
+            L.append("        i = off + t")
+            L += [f"        {var(c.name)} = {ld(col(c.name), 'i')}" for c in step.reads]
+        L.append(f"        {st('mb', 't', self.expr(step.mask))}")
         moves: dict[str, list[tuple[str, str, int]]] = {"b_": [], "q_": []}
         for side, what, d in self.split_moves():
             if not what:
@@ -528,8 +497,8 @@ class NumbaModuleGen:
             else:
                 ty = next(p.ty for p in self.bp.fields if p.name == what)
                 moves[side].append((col(what), d, 8 * ty.dtype.itemsize))
-        L += self.compact_calls("nb", "off", "n", moves["b_"], moves["q_"], "        ")
-        L.append("        ni = n - nb")
+        L += self.compact_calls("nb", "off", "n", moves["b_"], moves["q_"], "    ")
+        L.append("    ni = n - nb")
         return L
 
     def kernel_end(self) -> list[str]:
@@ -582,7 +551,6 @@ class NumbaModuleGen:
 
     def loop_iterate(self, step: kp.LoopIterate) -> list[str]:
         """Phase B of the lock-step loop (see :meth:`loop_prefix`)."""
-        bp = self.bp
         shape = step.shape
         loop = shape.loop
         assert step.lanes == 1, "numba kernels run the active threads one by one"
@@ -594,15 +562,7 @@ class NumbaModuleGen:
              "    it = 0",
              "    while na > 0:"]
         if dynamic:
-            L += ["        if it >= kcap:",
-                  "            # room for twice as many child blocks (the driver's budget check)",
-                  "            if not grow_children(cols, ints, ITEMSIZES, "
-                  "out_base + 2 * (it + 1) * ns, 2 * (it + 1)):",
-                  "                return nb, kused  # over the memory budget: the driver raises",
-                  "            kcnt = column_ptr(ints, 0, int64)"]
-            L += [f"            {col(p.name)} = {column(i, p.ty)}"
-                  for i, p in enumerate(bp.fields) if p.name not in bp.invariant]
-            L += [f"            {x}" for x in self.capacity()]
+            L += self.room("it", "        ")
         L += ["        d = out_base + it * ns", "        for a in range(na):"]
         L += [f"            {var(n)} = {ld(f'sa_{n}', 'a')}" for n, _ in self.state]
         src = "c_" if self.by_index["q_"] else "q_"
@@ -632,6 +592,22 @@ class NumbaModuleGen:
             return self.expr(loop.cond)
         assert isinstance(loop.step, ir.Const)
         return f"({var(loop.var)} {'<' if loop.step.value > 0 else '>'} v__stop)"
+
+    def room(self, k: str, ind: str) -> list[str]:
+        """Room for child block ``k``: the one protocol by which a kernel gets room for
+        children, as the C kernels do (a kernel that finds no room for child block k
+        asks the runtime for twice as many child blocks, ``grow_children`` with the
+        memory-budget check, and takes its columns and counters again).  Over the
+        budget, the kernel returns and the driver raises."""
+        bp = self.bp
+        L = [f"{ind}if {k} >= kcap:",
+             f"{ind}    if not grow_children(cols, ints, ITEMSIZES, "
+             f"out_base + 2 * ({k} + 1) * ns, 2 * ({k} + 1)):",
+             f"{ind}        return nb, kused  # over the memory budget: the driver raises",
+             f"{ind}    kcnt = column_ptr(ints, 0, int64)"]
+        L += [f"{ind}    {col(p.name)} = {column(i, p.ty)}"
+              for i, p in enumerate(bp.fields) if p.name not in bp.invariant]
+        return L + [f"{ind}    {x}" for x in self.capacity()]
 
     def capacity(self) -> list[str]:
         """``kcap``: the child blocks of ``n`` frames the columns have room for."""
@@ -664,7 +640,7 @@ class NumbaModuleGen:
                 for target, value, _ in self.field_loads(src, reads)]
 
     def thread_body(self, stmts: tuple[ir.Stmt, ...], reads: tuple[kp.Column, ...],
-                    ind: str, abortable: bool = False, src: str = "q_") -> list[str]:
+                    ind: str, src: str = "q_") -> list[str]:
         """One thread: load the columns it ``reads`` of its frame, run ``stmts``.  A task
         ``return`` leaves a one-trip ``while True`` wrapper (``_ret`` carries it out of
         nested loops)."""
@@ -674,9 +650,8 @@ class NumbaModuleGen:
         lines = self.load_fields(ind, src, reads)
         for name, ty in sorted(locals_.items()):
             lines.append(f"{ind}{var(name)} = {zero_of(ty, '')}")
-        stm = StmtEmitter(self.expr, var, spawn=self.spawn, reduce=self.reduce, positions=True,
-                          spawn_may_end=abortable)
-        if not contains_return(stmts) and not abortable:
+        stm = StmtEmitter(self.expr, var, spawn=self.spawn, reduce=self.reduce, positions=True)
+        if not contains_return(stmts):
             return lines + stm.block(stmts, ind, 0)
         lines.append(f"{ind}_ret = False")
         lines.append(f"{ind}while True:")
@@ -687,16 +662,9 @@ class NumbaModuleGen:
     def spawn(self, s: ir.Spawn, ind: str) -> list[str]:
         lines: list[str] = []
         if self.bp.max_spawns is None:
-            # data-dependent fan-out: no room for child block si -> end the thread here
-            # (it is undone after the wrapper and resumed once the driver made room)
-            lines += [
-                f"{ind}if si >= kcap:",
-                f"{ind}    _grow = True",
-                f"{ind}    _ret = True",
-                f"{ind}    break",
-                f"{ind}if si >= kused:",
-                f"{ind}    kused = si + 1",
-            ]
+            # data-dependent fan-out: make room for child block si if there is none
+            lines += self.room("si", ind)
+            lines += [f"{ind}if si >= kused:", f"{ind}    kused = si + 1"]
         cols = self.bp.columns
         vals = [self.expr(a) for a, p in zip(s.args, self.bp.fields)
                 if p.name not in self.bp.invariant]

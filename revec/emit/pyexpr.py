@@ -15,7 +15,7 @@ import numpy as np
 from revec import ir
 from revec.emit.writer import at
 from revec.ir import speculable
-from revec.transforms.blocking import contains_return, contains_spawn
+from revec.transforms.blocking import contains_return
 
 BIN_SYMBOL = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "%": "%", "**": "**",
               "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^"}
@@ -141,9 +141,7 @@ class StmtEmitter:
     def __init__(self, expr: ExprEmitter, var: Callable[[str], str],
                  spawn: Callable[[ir.Spawn, str], list[str]] | None = None,
                  reduce: Callable[[ir.Reduce, str], list[str]] | None = None,
-                 in_task: bool = True, spawn_may_end: bool = False,
-                 positions: bool = False) -> None:
-        self.spawn_may_end = spawn_may_end  # a spawn may end the thread (see numba_codegen)
+                 in_task: bool = True, positions: bool = False) -> None:
         # tag each statement's lines with its source position (revec.emit.writer.at)
         self.positions = positions
         self.expr = expr
@@ -214,8 +212,7 @@ class StmtEmitter:
         raise AssertionError(f"unhandled IR statement {type(s).__name__}")
 
     def after_loop(self, body: tuple[ir.Stmt, ...], ind: str) -> list[str]:
-        ends = contains_return(body) or (self.spawn_may_end and contains_spawn(body))
-        if self.in_task and ends:
+        if self.in_task and contains_return(body):
             return [f"{ind}if _ret:", f"{ind}    break"]
         return []
 

@@ -35,10 +35,7 @@ from revec.runtime.numba_support import (
     BYTES,
     INTS,
     KERNEL_TYPE,
-    M_NEED,
-    M_RESUME,
     M_SLACK,
-    M_STATUS,
     ensure_bytes,
     grow_children,
     interrupted,
@@ -280,23 +277,13 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
     # taken again after anything that may replace them (grow_children).  The child
     # counts (ints[0]) are all zero here: a run starts with zeros and every block
     # clears the ones it used (below)
-    meta = column_ptr(ints, 3, np.int64)
     # child block k starts at out_base + k * (ni + slack), ni <= n (the kernel plan)
-    slack = ld(meta, M_SLACK)
+    slack = ld(column_ptr(ints, 3, np.int64), M_SLACK)
     if static_k >= 0:
         if not grow_children(cols, ints, itemsizes, out_base + static_k * (n + slack), 0):
             return False, lv, seg
-    start = 0
-    while True:
-        nb, kused = kernel(cols, consts, accs, ints, off, n, out_base, start)
-        if ld(meta, M_STATUS) == 0:
-            break
-        # a thread needed more child blocks than there was room for: the kernel
-        # undid that thread; make room for twice as many and resume at it
-        need = 2 * ld(meta, M_NEED)
-        if not grow_children(cols, ints, itemsizes, out_base + need * (n + slack), need):
-            return False, lv, seg
-        start = ld(meta, M_RESUME)
+    # (a kernel that needs more child blocks grows them itself, budget checked)
+    nb, kused = kernel(cols, consts, accs, ints, off, n, out_base)
     if ld(column_ptr(ints, 1, np.int64), 1) != 0:
         return False, lv, seg
     account(lv, st, n, nb, P)

@@ -117,12 +117,12 @@ def grow_children(cols, ints, itemsizes, frames, nk):
 # meta slots (ints[3]) of a kernel call; M_SLACK is the kernel plan's child-block slack,
 # set once by the runner: child block k of a block with ni inductive threads starts at
 # out_base + k * (ni + slack) (the plan's stride, the same in the C back end)
-M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED, M_SLACK = range(7)
+M_SLACK = 0
 
 # A program's kernel executes one block; it has this uniform signature so the shared
 # driver (revec.runtime.numba_scheduler.run_schedule) is compiled once for every
 # program (a numba first-class function type), and a program compiles only its kernel:
-#   kernel(cols, consts, accs, ints, off, n, out_base, start) -> (leaves, kused)
+#   kernel(cols, consts, accs, ints, off, n, out_base) -> (leaves, kused)
 # cols:   the SoA frame columns as bytes, then the base and the inductive scratch columns
 #         (one per parameter each), then the module's SCRATCH_COLUMNS scratch columns (the
 #         threads' index lists, the lock-step loop's active lists); the kernel grows them
@@ -131,13 +131,14 @@ M_NB, M_NI, M_KUSED, M_STATUS, M_RESUME, M_NEED, M_SLACK = range(7)
 # ints:   [kcnt (children per spawn index), [memory budget in bytes (0: none), over-budget
 #         flag, worker index] (the driver's), bytes held by each worker (shared), meta,
 #         the interrupt flag, the module's SCRATCH_BYTES (the driver grows those columns)]
-# start:  0 for a new block; j + 1 to resume the inductive threads at j after the driver
-#         made room for more child blocks (meta: nb, ni, kused, status, resume, need)
+# A kernel that needs more child blocks than there is room for grows them itself
+# (grow_children, with the memory-budget check), as the C kernels do; over the budget it
+# returns and the driver raises.
 BYTES = types.uint8[::1]
 INTS = types.int64[::1]
 KERNEL_SIG = types.UniTuple(types.int64, 2)(
     types.ListType(BYTES), types.ListType(BYTES), BYTES, types.ListType(INTS),
-    types.int64, types.int64, types.int64, types.int64)
+    types.int64, types.int64, types.int64)
 KERNEL_TYPE = types.FunctionType(KERNEL_SIG)
 
 

@@ -19,8 +19,8 @@ Names in the kernel (one block of threads [off, off + n), children from out_base
   _a<i>_<p>      spawn site i's argument for column p
   ms<i>, ak<k>_<p>, fill<k>  pass columns: site i's masks, child block k's arguments,
                  a value every lane shares
-  acc_<r>        reducer r's accumulator; meta, start: resuming after the driver grew
-                 the child blocks (kcap: the child blocks there is room for)
+  acc_<r>        reducer r's accumulator
+  cap, kcap      frames the columns hold; the child blocks there is room for
 """
 import os
 
@@ -57,39 +57,30 @@ SLACK = 0
 
 
 @njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)
-def kernel(cols, consts, accs, ints, off, n, out_base, start):
+def kernel(cols, consts, accs, ints, off, n, out_base):
     # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators
     c_n = column_ptr(cols, 0, int8)
     acc_count = ld_at(accs, 0, int64)
     kcnt = column_ptr(ints, 0, int64)
     b_n = column_ptr(cols, 1, int8)
     q_n = column_ptr(cols, 2, int8)
-    meta = column_ptr(ints, 3, int64)
-    meta[3] = 0
-    if start > 0:
-        # resuming after the driver made room for more child blocks
-        nb = meta[0]
-        ni = meta[1]
-        kused = meta[2]
-        j0 = start - 1
-    else:
-        kused = 2
-        j0 = 0
-        # is-base test over all threads (one vectorizable pass into mask bytes), then
-        # a stream compaction of the block into its base and its inductive threads
-        # (both dense), 32 threads per vector step
-        mb = column_ptr(cols, 3, uint8)
-        for t in range(n):
-            i = off + t
-            v_n = ld(c_n, i)
-            st(mb, t, (v_n < int8(2)))
-        nb = compact_cols_avx512(mb, off, n, ((c_n, b_n),), ((c_n, q_n),))
-        ni = n - nb
-        # base case over the base threads
-        for j in range(nb):
-            v_n = ld(b_n, j)
-            # fib.py:17
-            acc_count = int64(acc_count + int64(v_n))
+    kused = 2
+    j0 = 0
+    # is-base test over all threads (one vectorizable pass into mask bytes), then
+    # a stream compaction of the block into its base and its inductive threads
+    # (both dense), 32 threads per vector step
+    mb = column_ptr(cols, 3, uint8)
+    for t in range(n):
+        i = off + t
+        v_n = ld(c_n, i)
+        st(mb, t, (v_n < int8(2)))
+    nb = compact_cols_avx512(mb, off, n, ((c_n, b_n),), ((c_n, q_n),))
+    ni = n - nb
+    # base case over the base threads
+    for j in range(nb):
+        v_n = ld(b_n, j)
+        # fib.py:17
+        acc_count = int64(acc_count + int64(v_n))
     ns = ni + SLACK  # stride of the child blocks
     # inductive case: the thread's k-th spawn goes to child block k
     for j in range(j0, ni):

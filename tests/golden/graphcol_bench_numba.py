@@ -19,8 +19,8 @@ Names in the kernel (one block of threads [off, off + n), children from out_base
   _a<i>_<p>      spawn site i's argument for column p
   ms<i>, ak<k>_<p>, fill<k>  pass columns: site i's masks, child block k's arguments,
                  a value every lane shares
-  acc_<r>        reducer r's accumulator; meta, start: resuming after the driver grew
-                 the child blocks (kcap: the child blocks there is room for)
+  acc_<r>        reducer r's accumulator
+  cap, kcap      frames the columns hold; the child blocks there is room for
 """
 import os
 
@@ -65,7 +65,7 @@ A_EARLIER = np.array([0, 0, 0, 1, 0, 0, 0, 0, 128, 0, 1, 1024, 0, 2304, 64, 0, 5
 
 
 @njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)
-def kernel(cols, consts, accs, ints, off, n, out_base, start):
+def kernel(cols, consts, accs, ints, off, n, out_base):
     # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators
     c_n = column_ptr(cols, 0, int32)
     c_v = column_ptr(cols, 1, int8)
@@ -81,31 +81,22 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     q_red = column_ptr(cols, 12, uint64)
     q_green = column_ptr(cols, 13, uint64)
     q_blue = column_ptr(cols, 14, uint64)
-    meta = column_ptr(ints, 3, int64)
-    meta[3] = 0
-    if start > 0:
-        # resuming after the driver made room for more child blocks
-        nb = meta[0]
-        ni = meta[1]
-        kused = meta[2]
-        j0 = start - 1
-    else:
-        kused = 3
-        j0 = 0
-        # is-base test over all threads (one vectorizable pass into mask bytes), then
-        # a stream compaction of the block into its base and its inductive threads
-        # (both dense), 32 threads per vector step
-        mb = column_ptr(cols, 15, uint8)
-        for t in range(n):
-            st(mb, t, (int32(v_v) == v_n))
-        nb = compact_cols_avx512(mb, off, n, (), ((c_red, q_red), (c_green, q_green), (c_blue, q_blue)))
-        ni = n - nb
-        # base case over the base threads
-        for j in range(nb):
-            v_b = uint64(0)
-            v_nb = uint64(0)
-            # graphcol.py:42
-            acc_colourings = int64(acc_colourings + 1)
+    kused = 3
+    j0 = 0
+    # is-base test over all threads (one vectorizable pass into mask bytes), then
+    # a stream compaction of the block into its base and its inductive threads
+    # (both dense), 32 threads per vector step
+    mb = column_ptr(cols, 15, uint8)
+    for t in range(n):
+        st(mb, t, (int32(v_v) == v_n))
+    nb = compact_cols_avx512(mb, off, n, (), ((c_red, q_red), (c_green, q_green), (c_blue, q_blue)))
+    ni = n - nb
+    # base case over the base threads
+    for j in range(nb):
+        v_b = uint64(0)
+        v_nb = uint64(0)
+        # graphcol.py:42
+        acc_colourings = int64(acc_colourings + 1)
     ns = ni + SLACK  # stride of the child blocks
     # inductive case, 32 threads per step (the plan's lane-spawns step): passes
     # over the full steps store each conditional site's mask and the child

@@ -19,8 +19,8 @@ Names in the kernel (one block of threads [off, off + n), children from out_base
   _a<i>_<p>      spawn site i's argument for column p
   ms<i>, ak<k>_<p>, fill<k>  pass columns: site i's masks, child block k's arguments,
                  a value every lane shares
-  acc_<r>        reducer r's accumulator; meta, start: resuming after the driver grew
-                 the child blocks (kcap: the child blocks there is room for)
+  acc_<r>        reducer r's accumulator
+  cap, kcap      frames the columns hold; the child blocks there is room for
 """
 import os
 
@@ -57,7 +57,7 @@ SLACK = 32
 
 
 @njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)
-def kernel(cols, consts, accs, ints, off, n, out_base, start):
+def kernel(cols, consts, accs, ints, off, n, out_base):
     # frame columns (SoA) as typed pointers, constant arrays, reducer accumulators
     c_n = column_ptr(cols, 0, int32)
     c_row = column_ptr(cols, 1, int8)
@@ -71,33 +71,24 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     q_cols = column_ptr(cols, 12, uint16)
     q_d1 = column_ptr(cols, 13, uint16)
     q_d2 = column_ptr(cols, 14, uint16)
-    meta = column_ptr(ints, 3, int64)
-    meta[3] = 0
     cap = frames_held(cols, ITEMSIZES)  # frames all columns hold
     kcap = min(column_size(ints, 0), (cap - out_base) // (n + SLACK))  # child blocks there is room for (ni <= n)
-    if start > 0:
-        # resuming after the driver made room for more child blocks
-        nb = meta[0]
-        ni = meta[1]
-        kused = meta[2]
-        j0 = start - 1
-    else:
-        kused = 0
-        j0 = 0
-        # is-base test over all threads (one vectorizable pass into mask bytes), then
-        # a stream compaction of the block into its base and its inductive threads
-        # (both dense), 32 threads per vector step
-        mb = column_ptr(cols, 23, uint8)
-        for t in range(n):
-            st(mb, t, (int32(v_row) == v_n))
-        nb = compact_cols_avx512(mb, off, n, (), ((c_cols, q_cols), (c_d1, q_d1), (c_d2, q_d2)))
-        ni = n - nb
-        # base case over the base threads
-        for j in range(nb):
-            v_bit = uint16(0)
-            v_free = uint16(0)
-            # nqueens.py:22
-            acc_solutions = int64(acc_solutions + 1)
+    kused = 0
+    j0 = 0
+    # is-base test over all threads (one vectorizable pass into mask bytes), then
+    # a stream compaction of the block into its base and its inductive threads
+    # (both dense), 32 threads per vector step
+    mb = column_ptr(cols, 23, uint8)
+    for t in range(n):
+        st(mb, t, (int32(v_row) == v_n))
+    nb = compact_cols_avx512(mb, off, n, (), ((c_cols, q_cols), (c_d1, q_d1), (c_d2, q_d2)))
+    ni = n - nb
+    # base case over the base threads
+    for j in range(nb):
+        v_bit = uint16(0)
+        v_free = uint16(0)
+        # nqueens.py:22
+        acc_solutions = int64(acc_solutions + 1)
     ns = ni + SLACK  # stride of the child blocks
     # inductive case: a loop making one spawn per iteration, in lock step
     # phase A: the prefix per thread, its loop state staged at its own slot
@@ -131,7 +122,6 @@ def kernel(cols, consts, accs, ints, off, n, out_base, start):
     it = 0
     while na > 0:
         if it >= kcap:
-            # room for twice as many child blocks (the driver's budget check)
             if not grow_children(cols, ints, ITEMSIZES, out_base + 2 * (it + 1) * ns, 2 * (it + 1)):
                 return nb, kused  # over the memory budget: the driver raises
             kcnt = column_ptr(ints, 0, int64)
