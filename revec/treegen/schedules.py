@@ -40,7 +40,7 @@ utilization_share = njit(inline="always")(policy.utilization_share)
 
 # columns of a schedule's result row
 VEC = 0  # sum of floor(b / P) * P
-LANES = 1  # sum of ceil(b / P) * P: lanes issued, full or not
+ISSUED = 1  # sum of ceil(b / P) * P: lanes issued, full or not
 WIDE = 2  # threads in blocks of at least P threads
 BLOCKS = 3  # executed blocks
 REEXP = 4  # child blocks re-expanded (run in bfs mode from blocked mode)
@@ -113,7 +113,7 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
             blocks += 1
             maxb = max(maxb, b)
         out[VEC] = vec
-        out[LANES] = lanes
+        out[ISSUED] = lanes
         out[WIDE] = wide
         out[BLOCKS] = blocks
         out[REEXP] = 0
@@ -194,7 +194,7 @@ def run_schedule(first_child: np.ndarray, level_start: np.ndarray, levels: int, 
             if reexpands:
                 reexp += 2
     out[VEC] = vec
-    out[LANES] = lanes
+    out[ISSUED] = lanes
     out[WIDE] = wide
     out[BLOCKS] = blocks
     out[REEXP] = reexp

@@ -22,7 +22,7 @@ from revec.treegen.rng import root_state, seed_value
 from revec.treegen.sampler import Tables, sample_tree, tables_for
 from revec.treegen.schedules import (
     BLOCKS,
-    LANES,
+    ISSUED,
     MAXBLOCK,
     REEXP,
     RESULT_COLS,
@@ -119,7 +119,7 @@ class SimulationResult:
 
     def occupancy(self, k: int) -> np.ndarray:
         """Per-trial lane occupancy: threads / sum ceil(b/P) P."""
-        return self.nodes / self.raw[:, k, LANES]
+        return self.nodes / self.raw[:, k, ISSUED]
 
     def wide_share(self, k: int) -> np.ndarray:
         """Per-trial share of threads run in blocks of at least P threads."""

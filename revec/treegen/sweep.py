@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from revec.errors import RevecError
-from revec.treegen.schedules import LANES, MAXBLOCK, VEC, WIDE
+from revec.treegen.schedules import ISSUED, MAXBLOCK, VEC, WIDE
 from revec.treegen.simulator import (
     Setting,
     check_setting,
@@ -61,7 +61,7 @@ def _range_task(n: int, h: int, seed: int, first: int, count: int,
     from revec.treegen.sampler import tables_for
 
     raw = run_range(tables_for(n, h), n, h, seed, first, count, settings)
-    return (raw[:, :, VEC] / n, n / raw[:, :, LANES], raw[:, :, WIDE] / n,
+    return (raw[:, :, VEC] / n, n / raw[:, :, ISSUED], raw[:, :, WIDE] / n,
             raw[:, :, MAXBLOCK].copy())
 
 
