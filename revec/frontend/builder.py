@@ -14,6 +14,7 @@ language only words its diagnostics (:class:`Spelling`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, NoReturn, TypeVar
 
@@ -27,6 +28,8 @@ from revec.ir import Ty
 from revec.lib import LibFunction
 
 T = TypeVar("T")
+# a task's prologue, is-base test, base case and inductive case
+Cases = tuple[tuple[ir.Stmt, ...], ir.Expr, tuple[ir.Stmt, ...], tuple[ir.Stmt, ...]]
 FIXPOINT_ROUNDS = 12
 
 
@@ -37,6 +40,7 @@ class Spelling:
     is_base: str  # the is-base test as the language writes it: "if <is-base>:"
     task_shape: str  # what a task body must look like
     cast: Callable[[Ty], str]  # an explicit conversion to a type: "np.int64(...)"
+    recursive_helper: str  # a helper calls itself (through others): "... {name} ..."
 
 
 class ProgramBuilder:
@@ -92,6 +96,21 @@ class FunctionBuilder:
     def expr(self, node: Any) -> ir.Expr:
         raise NotImplementedError
 
+    def condition(self, node: Any) -> ir.Expr:
+        """The expression ``node`` as a condition (a bool)."""
+        raise NotImplementedError
+
+    def stmt(self, node: Any) -> list[ir.Stmt]:
+        """The IR of one statement (none, one or several statements)."""
+        raise NotImplementedError
+
+    def block(self, nodes: Sequence[Any]) -> tuple[ir.Stmt, ...]:
+        """The statements ``nodes``, in order."""
+        out: list[ir.Stmt] = []
+        for node in nodes:
+            out.extend(self.stmt(node))
+        return tuple(out)
+
     # ------------------------------------------------------------------ diagnostics
     def error(self, message: str, node: Any) -> NoReturn:
         self.ctx.error(message, node)
@@ -117,6 +136,24 @@ class FunctionBuilder:
             self.error(self.spelling.task_shape, stmts[0] if stmts else function)
         return shape
 
+    def lower_cases(self, shape: TaskShape[Any, Any]) -> Cases:
+        """The task's prologue, is-base test, base case and inductive case, each lowered
+        in its section (what a statement may do there is checked by the section)."""
+        self.section = "prologue"
+        prologue = self.block(shape.prologue)
+        test = self.condition(shape.test)
+        self.section = "base"
+        base = self.base_case(shape.base)
+        self.section = "inductive"
+        inductive = self.inductive_case(shape)
+        return prologue, test, base, inductive
+
+    def base_case(self, nodes: Sequence[Any]) -> tuple[ir.Stmt, ...]:
+        return self.block(nodes)
+
+    def inductive_case(self, shape: TaskShape[Any, Any]) -> tuple[ir.Stmt, ...]:
+        return self.block(shape.inductive)
+
     # ------------------------------------------------------------------ sections
     def not_before_test(self, what: str, verb: str, node: Any, hint: str = "") -> None:
         """``what`` cannot happen in the prologue (it would ``verb``)."""
@@ -133,6 +170,12 @@ class FunctionBuilder:
         the inductive case."""
         self.not_in_base(what, "recurse", node)
         self.not_before_test(what, "recurse", node)
+
+    def not_recursive(self, helper: str, node: Any) -> None:
+        """A call of a helper that is being lowered is recursion, which helpers cannot do
+        (only tasks recurse)."""
+        if helper in self.ctx.lowering:
+            self.error(self.spelling.recursive_helper.format(name=helper), node)
 
     # ------------------------------------------------------------------ locals
     def function_locals(self) -> dict[str, Ty]:
@@ -242,8 +285,7 @@ class FunctionBuilder:
                        f"{len(indices)}", node)
         idx = []
         for i in indices:
-            e = self.expr(i)
-            idx.append(self.typed(lambda e=e: self.rules.index(e), i))
+            idx.append(self.typed(functools.partial(self.rules.index, self.expr(i)), i))
         self.ctx.arrays[name] = array
         return ir.ArrayRef(self.loc(node), ty, name, tuple(idx))
 

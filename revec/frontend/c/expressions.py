@@ -35,6 +35,8 @@ C = Spelling(
                 "by the inductive case, or 'if (<is-base>) { ... } else { ... }' as its last "
                 "statement, optionally after statements without spawns (the prologue)"),
     cast=lambda ty: f"({c_name(ty)})...",
+    recursive_helper=("'{name}' is called recursively; a function without spawns (a helper) "
+                      "cannot recurse: make it a task (cilk_spawn) or a loop"),
 )
 
 
@@ -58,6 +60,9 @@ class CExpressions(FunctionBuilder):
 
     def lower_helper(self) -> ir.HelperDef:
         raise NotImplementedError
+
+    def condition(self, node: c_ast.Node) -> ir.Expr:
+        return self.truth(self.expr(node))
 
     # ------------------------------------------------------------------ names
     def declare(self, cname: str, ty: Ty, node: c_ast.Node, loop: bool = False) -> str:
@@ -268,9 +273,7 @@ class CExpressions(FunctionBuilder):
 
     def helper(self, name: str, node: c_ast.Node) -> ir.HelperDef:
         """The helper ``name``, lowered on its first call."""
-        if name in self.ctx.lowering:
-            self.error(f"'{name}' is called recursively; a function without spawns (a helper) "
-                       "cannot recurse: make it a task (cilk_spawn) or a loop", node)
+        self.not_recursive(name, node)
         return self.ctx.helper(name, name, lambda: type(self)(
             self.ctx, self.ctx.functions[name], "helper").lower_helper())
 

@@ -13,6 +13,8 @@ expressions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pycparser import c_ast
 
 from revec import ir
@@ -24,6 +26,7 @@ from revec.frontend.c.source import SYNC_NAMES
 from revec.frontend.c.syntax import as_if, body_items, ends_with_return, is_spawn, walk
 from revec.frontend.c.typenames import c_name
 from revec.frontend.rules.c99 import I32, I64, usual
+from revec.frontend.shape import TaskShape
 from revec.ir import BOOL, Ty
 from revec.lib import LibFunction
 
@@ -69,18 +72,24 @@ class CFunction(CExpressions):
         items = list(self.fdef.body.block_items or [])
         self.summed = sum_loops(self.fdef.body, self.error)
         shape = self.task_shape(items, self.fdef, as_if, ends_with_return)
-        self.section = "prologue"
-        pro = self.block(shape.prologue)
-        cond = self.truth(self.expr(shape.test))
-        self.section = "base"
-        pending = set(self.pending)
-        base = self.scoped(shape.base)
-        self.pending = pending
-        self.section = "inductive"
-        ind = self.scoped(shape.inductive) if shape.has_else else self.block(shape.inductive)
+        pro, cond, base, ind = self.lower_cases(shape)
         if self.result is None:
             base, ind = _drop_void_tail(base), _drop_void_tail(ind)
         return self.task_def(pro, cond, base, ind, self.fdef, self.result)
+
+    def base_case(self, nodes: Sequence[c_ast.Node]) -> tuple[ir.Stmt, ...]:
+        """A block of its own; what its spawns assign is not pending after it (the
+        inductive case starts from the prologue's state)."""
+        pending = set(self.pending)
+        base = self.scoped(nodes)
+        self.pending = pending
+        return base
+
+    def inductive_case(self, shape: TaskShape[c_ast.Node, c_ast.Node]
+                       ) -> tuple[ir.Stmt, ...]:
+        """The ``else`` block, or the statements after the is-base ``if`` (in the
+        function's block)."""
+        return self.scoped(shape.inductive) if shape.has_else else self.block(shape.inductive)
 
     def lower_helper(self) -> ir.HelperDef:
         assert self.fdef is not None
@@ -93,18 +102,12 @@ class CFunction(CExpressions):
         return self.helper_def(body, (self.result,), self.fdef)
 
     # ------------------------------------------------------------------ statements
-    def scoped(self, nodes: list[c_ast.Node]) -> tuple[ir.Stmt, ...]:
+    def scoped(self, nodes: Sequence[c_ast.Node]) -> tuple[ir.Stmt, ...]:
         self.scopes.open()
         try:
             return self.block(nodes)
         finally:
             self.scopes.close()
-
-    def block(self, nodes: list[c_ast.Node]) -> tuple[ir.Stmt, ...]:
-        out: list[ir.Stmt] = []
-        for n in nodes:
-            out += self.stmt(n)
-        return tuple(out)
 
     def stmt(self, node: c_ast.Node) -> list[ir.Stmt]:
         loc = self.loc(node)
@@ -116,7 +119,7 @@ class CFunction(CExpressions):
             case c_ast.DeclList():
                 return [s for d in node.decls for s in self.local_decl(d)]
             case c_ast.If():
-                cond = self.truth(self.expr(node.cond))
+                cond = self.condition(node.cond)
                 before = set(self.pending)
                 then = self.scoped(body_items(node.iftrue))
                 after_then = self.pending
@@ -127,14 +130,14 @@ class CFunction(CExpressions):
             case c_ast.For():
                 return self.for_stmt(node)
             case c_ast.While():
-                cond = self.truth(self.expr(node.cond))
+                cond = self.condition(node.cond)
                 body = self.loop_body(node.stmt)
                 return [ir.While(loc, cond, body)]
             case c_ast.DoWhile():
                 body = self.loop_body(node.stmt)
                 if has_continue(body):
                     self.error("continue inside do ... while is not supported", node)
-                cond = self.truth(self.expr(node.cond))
+                cond = self.condition(node.cond)
                 stop = ir.If(loc, ir.UnaryOp(loc, BOOL, "not", cond), (ir.Break(loc),), ())
                 return [ir.While(loc, ir.Const(loc, BOOL, True), (*body, stop))]
             case c_ast.Break():
@@ -418,9 +421,11 @@ class CFunction(CExpressions):
         ok = rng is not None and node.cond.op == "<" and isinstance(
             node.init, c_ast.DeclList) and isinstance(node.init.decls[0].init, c_ast.Constant)
         if ok:
+            assert rng is not None
             start = self.const_expr(node.init.decls[0].init, I64)
             ok = start == 0 and rng.step == 1
         if ok and c.counter is not None and c.writer is None:
+            assert self.fdef is not None
             ok = isinstance(bound, c_ast.ID) and bound.name == c.counter and \
                 counter_only_counts(self.fdef.body, c)
         elif ok:
@@ -460,7 +465,7 @@ class CFunction(CExpressions):
                 init = [s for d in node.init.decls for s in self.local_decl(d)]
             elif node.init is not None:
                 init = self.stmt(node.init)
-            cond = (self.truth(self.expr(node.cond)) if node.cond is not None
+            cond = (self.condition(node.cond) if node.cond is not None
                     else ir.Const(loc, BOOL, True))
             body = self.loop_body(node.stmt)
             step_stmts = tuple(self.stmt(node.next)) if node.next is not None else ()

@@ -4,6 +4,7 @@ names a statement assigns."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pycparser import c_ast
@@ -32,7 +33,7 @@ def body_items(node: c_ast.Node | None) -> list[c_ast.Node]:
     return [node]
 
 
-def ends_with_return(items: list[c_ast.Node]) -> bool:
+def ends_with_return(items: Sequence[c_ast.Node]) -> bool:
     """Every path through the block's last statement returns."""
     if not items:
         return False

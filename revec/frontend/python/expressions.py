@@ -48,6 +48,8 @@ PYTHON = Spelling(
                 "(or 'if <is-base>: <base case>; return' followed by the inductive case), "
                 "optionally after statements without spawns (the prologue)"),
     cast=lambda ty: f"np.{ty.dtype.name}(...)",
+    recursive_helper=("helper '{name}' is recursive: helpers cannot recurse "
+                      "(only tasks recurse, through spawn)"),
 )
 
 
@@ -93,9 +95,7 @@ class PyExpressions(FunctionBuilder):
         unannotated parameters is specialized per distinct signature of its call sites
         (their types, Python scalars taken as int64/float64/bool), as numba does."""
         ctx = self.ctx
-        if name in ctx.lowering:
-            self.error(f"helper '{name}' is recursive: helpers cannot recurse "
-                       "(only tasks recurse, through spawn)", node)
+        self.not_recursive(name, node)
         fdef = ctx.functions.get(name)
         if fdef is None:
             self.error(f"'{name}' is not a module-level function of this file", node)
@@ -170,8 +170,8 @@ class PyExpressions(FunctionBuilder):
                     out = ir.BoolOp(loc, BOOL, "and", out, p)
                 return out
             case cst.IfExp(test=t, body=b, orelse=o):
-                c = self.condition(t)
-                return self.select(c, self.expr(b), self.expr(o), node)
+                test = self.condition(t)
+                return self.select(test, self.expr(b), self.expr(o), node)
             case cst.Subscript():
                 return self.subscript(node)
             case cst.Call():

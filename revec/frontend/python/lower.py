@@ -9,13 +9,13 @@ Local variable types are found by the builder's fixpoint.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import NoReturn
 
 import libcst as cst
 import numpy as np
 
 from revec import ir
+from revec.frontend.builder import Cases
 from revec.frontend.python.context import ProgramContext
 from revec.frontend.python.expressions import PyExpressions
 from revec.frontend.python.signature import (
@@ -109,20 +109,13 @@ class PyFunction(PyExpressions):
                     self.error(message, part)
         shape = self.task_shape(body, self.fdef, as_if, ends_with_return)
 
-        def lower_all() -> tuple[tuple[ir.Stmt, ...], ir.Expr, tuple[ir.Stmt, ...],
-                                 tuple[ir.Stmt, ...]]:
+        def lower_all() -> Cases:
             self.bind_params()
             self.task_returns = []
-            self.section = "prologue"
-            pro = self.block(shape.prologue)
-            cond = self.condition(shape.test)
-            self.section = "base"
-            base = self.block(shape.base)
-            self.section = "inductive"
-            ind = self.block(shape.inductive)
+            cases = self.lower_cases(shape)
             if self.returns_value and not self.result_annotated and self.task_returns:
                 self.infer_result_ty()
-            return pro, cond, base, ind
+            return cases
 
         pro, cond, base, ind = self.fixpoint(lower_all, self.fdef)
         return self.task_def(pro, cond, base, ind, self.fdef,
@@ -178,12 +171,6 @@ class PyFunction(PyExpressions):
         return self.helper_def(body, self.result_tys or (), self.fdef)
 
     # ------------------------------------------------------------------ statements
-    def block(self, nodes: Sequence[cst.CSTNode]) -> tuple[ir.Stmt, ...]:
-        out: list[ir.Stmt] = []
-        for node in nodes:
-            out.extend(self.stmt(node))
-        return tuple(out)
-
     def stmt(self, node: cst.CSTNode) -> list[ir.Stmt]:
         loc = self.loc(node)
         match node:

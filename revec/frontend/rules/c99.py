@@ -131,9 +131,10 @@ class CRules:
         t = promote(a.ty)
         a = self.convert(a, t)
         if isinstance(a, ir.Const):
-            v = a.value
-            v = -v if op == "-" else (~v if op == "~" else v)
-            return ir.Const(loc, t, wrap(v, t) if t.kind in "iu" else v)
+            if t.kind == "f":
+                return ir.Const(loc, t, -a.value if op == "-" else a.value)
+            v = int(a.value)  # an integer constant of t
+            return ir.Const(loc, t, wrap(-v if op == "-" else (~v if op == "~" else v), t))
         if op == "+":
             return a
         return ir.UnaryOp(loc, t, op, a)

@@ -95,8 +95,9 @@ def math_result(func: str, args: tuple[Ty, ...]) -> Ty:
 
 @functools.cache
 def builtin_result(func: str, args: tuple[Ty, ...]) -> Ty:
-    fn: Callable[..., Any] = {"abs": abs, "min": min, "max": max, "int": int,
-                              "float": float, "bool": bool}[func]
+    fns: dict[str, Callable[..., Any]] = {"abs": abs, "min": min, "max": max, "int": int,
+                                          "float": float, "bool": bool}
+    fn = fns[func]
     what = f"{func}({', '.join(str(a) for a in args)})"
     if func in ("min", "max"):
         # The value returned is one of the operands; its static type is their promotion.
