@@ -77,8 +77,8 @@ class ProgramBuilder:
 
 class FunctionBuilder:
     """Builds the IR of one task or helper function.  A syntax adapter subclasses it,
-    walks its tree and implements :meth:`expr` (the lowering of one expression node);
-    the nodes it passes in only locate errors."""
+    walks its tree and implements :meth:`expr`, :meth:`condition` and :meth:`stmt` (the
+    lowering of one node); the nodes it passes to the builder only locate errors."""
 
     spelling: ClassVar[Spelling]
 
@@ -91,7 +91,6 @@ class FunctionBuilder:
         self.params: tuple[ir.Param, ...] = ()
         self.locals: dict[str, Ty] = {}  # IR name -> type (parameters included)
         self.changed = False  # a local's type changed in this round of the fixpoint
-        self.final = False  # the fixpoint's last round (the types have settled)
 
     def expr(self, node: Any) -> ir.Expr:
         raise NotImplementedError
@@ -208,13 +207,13 @@ class FunctionBuilder:
                    node)
 
     def fixpoint(self, lower_body: Callable[[], T], function: Any) -> T:
-        """Lower the body until no local's type changes, then once more (``final``)."""
+        """Lower the body until no local's type changes, then once more with the settled
+        types (that last lowering is the result)."""
         for _ in range(FIXPOINT_ROUNDS):
             self.changed = False
             self.start_round()
             lower_body()
             if not self.changed:
-                self.final = True
                 self.start_round()
                 return lower_body()
         raise RevecError("the types of the local variables do not settle", self.loc(function))
