@@ -63,7 +63,8 @@ NUMBA_FREE_FILES = frozenset({
     "tests/test_frontend_errors.py", "tests/test_cilk_errors.py",
     "tests/test_returns_errors.py", "tests/test_hardening_frontend.py",
     "tests/test_c_steps.py", "tests/test_kernel_plan.py", "tests/test_cbuild.py",
-    "tests/test_hardening_cwarn.py", "tests/test_backend_imports.py"})
+    "tests/test_hardening_cwarn.py", "tests/test_layering.py", "tests/test_frontend_core.py",
+    "tests/test_goldens.py"})
 
 
 # trylast: after `-m` / `-k` deselection, so the halves are those of the items that run

@@ -31,6 +31,7 @@ def load_python_program(path: str | Path) -> ir.Program:
 def load_python_source(name: str, text: str, namespace: types.ModuleType) -> ir.Program:
     """Check a program whose module is already live: ``text`` is its source, ``namespace``
     its globals; nothing is executed."""
-    src = parse_source(name, text)
-    static_reducer_checks(src)
-    return check_module(src, namespace)
+    with depth_guard(name, TOO_DEEP):
+        src = parse_source(name, text)
+        static_reducer_checks(src)
+        return check_module(src, namespace)
