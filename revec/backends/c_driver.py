@@ -22,8 +22,9 @@ from typing import Protocol
 
 from revec import ir
 from revec.backends.c_lanes import LoopEmitter
-from revec.backends.c_stmts import CGen, CStmts
+from revec.backends.c_stmts import CGen, CStmts, read_names
 from revec.emit.cexpr import cast, ctype
+from revec.emit.writer import at
 
 _CSRC = Path(__file__).with_name("csrc")
 DRIVER_H = (_CSRC / "driver.h").read_text()
@@ -46,6 +47,8 @@ class DriverGen(CGen, Protocol):
     def compaction(self) -> str: ...
 
     def bind_arrays(self) -> list[str]: ...
+
+    def params_decl(self, params: tuple[ir.Param, ...], read: set[str]) -> list[str]: ...
 
 
 # The shared driver object: (name, C source) for cbuild's ``objects``.
@@ -236,9 +239,9 @@ def omp_source(gen: DriverGen) -> str:
     red = gen.bp.reducers
 
     class OmpStmts(CStmts):
-        def stmt(self, s: ir.Stmt, ind: str) -> list[str]:
+        def code(self, s: ir.Stmt, ind: str) -> list[str]:
             if not isinstance(s, ir.Spawn):
-                return super().stmt(s, ind)
+                return super().code(s, ind)
             lines = [f"{ind}{{"]
             lines += [f"{ind}    {ctype(p.ty)} _a{i} = {cast(gen.expr(a), a.ty, p.ty)};"
                       for i, (p, a) in enumerate(zip(f, s.args))]
@@ -251,19 +254,21 @@ def omp_source(gen: DriverGen) -> str:
                       f"{ind}    }}", f"{ind}}}"]
             return lines
 
-    params = ", ".join([f"{ctype(p.ty)} {p_var(p.name)}" for p in f] + ["int64_t _depth"])
+    body = at(t.is_base.loc, [f"    if ({gen.expr(t.is_base)}) {{"])
+    body += OmpStmts(gen, "seq").block(t.base, "        ")
+    body += ["        return;", "    }"]
+    body += OmpStmts(gen, "seq").block(t.inductive, "    ")
+    params = ", ".join(gen.params_decl(f, read_names(t, body)) + ["int64_t _depth"])
     L = ["#ifdef _OPENMP", "#include <omp.h>", "static int64_t rv_omp_cutoff;",
          f"static void omp_{t.name}({params});",
-         f"static void omp_{t.name}({params}) {{"]
+         *at(t.loc, [f"static void omp_{t.name}({params}) {{"])]
     L += gen.locals_decl(t.locals, "    ")
-    L.append(f"    if ({gen.expr(t.is_base)}) {{")
-    L += OmpStmts(gen, "seq").block(t.base, "        ")
-    L += ["        return;", "    }"]
-    L += OmpStmts(gen, "seq").block(t.inductive, "    ")
+    L += body
     L += ["}", "",
           "void revec_seq_omp(const char *root, const void *const *arrays, char *accs,",
           "                   int64_t cutoff, int64_t threads) {"]
     L += gen.bind_arrays()
+    L.append("    (void)arrays;")
     args = []
     for i, p in enumerate(f):
         L.append(f"    {ctype(p.ty)} r{i}; memcpy(&r{i}, root + {8 * i}, sizeof(r{i}));")
@@ -281,7 +286,8 @@ def omp_source(gen: DriverGen) -> str:
     for i, r in enumerate(red):
         ty = ctype(ir.Ty(r.dtype))
         L += [f"            {{ {ty} a, b = acc_{r.name}; memcpy(&a, out + {8 * i}, sizeof(a));",
-              f"              {_combine(r, 'a', 'b')} memcpy(out + {8 * i}, &a, sizeof(a)); }}"]
+              f"              {_combine(r, 'a', 'b')}",
+              f"              memcpy(out + {8 * i}, &a, sizeof(a)); }}"]
     L += ["        }", "    }"]
     L += [f"    memcpy(accs + {8 * i}, out + {8 * i}, 8);" for i in range(len(red))]
     L += ["    (void)root;", "}", "#endif"]
@@ -300,7 +306,3 @@ def entries_source() -> str:
             L.append(f"    out[{i}] = (void *){name};")
     L.append("}")
     return "\n".join(L)
-
-
-def p_var(name: str) -> str:
-    return f"v_{name}"

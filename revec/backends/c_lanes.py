@@ -27,6 +27,7 @@ from typing import Any
 from revec import ir
 from revec.backends.c_stmts import CStmts, var
 from revec.emit.cexpr import blend, ctype, select_one
+from revec.emit.writer import at
 from revec.transforms import lanes
 from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix
 from revec.transforms.lanes import LaneBody, SpawnSite
@@ -49,32 +50,35 @@ def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
               stmt: Callable[[ir.Stmt, str], list[str]]) -> LaneCode:
     """The C of an if-converted body (revec/transforms/lanes.py) for lane ``u`` of a
     32-thread chunk: ``_c<n>`` lane conditions, site ``i`` storing ``m<i>[u]`` (the lane
-    makes it), ``k<i>[u]`` (its spawn index there) and ``a<i>_<column>[u]``."""
+    makes it), ``k<i>[u]`` (its spawn index there) and ``a<i>_<column>[u]``.  Each
+    operation's lines are tagged with its statement's source position."""
     out = [f"{ind}int _k = 0;  /* this lane's next spawn index */"]
     for op in body.ops:
+        lines: list[str] = []
         match op:
             case lanes.SetVar(target=t, value=v, guard=g):
                 val = expr(v)
                 if g is None:
-                    out.append(f"{ind}v_{t} = {val};")
+                    lines.append(f"{ind}v_{t} = {val};")
                 elif v.ty.kind in "iub":
-                    out.append(f"{ind}v_{t} = {blend(f'(_c{g})', f'({val})', f'v_{t}', v.ty)};")
+                    lines.append(f"{ind}v_{t} = {blend(f'(_c{g})', f'({val})', f'v_{t}', v.ty)};")
                 else:
-                    out.append(f"{ind}v_{t} = (_c{g}) ? ({val}) : v_{t};")
+                    lines.append(f"{ind}v_{t} = (_c{g}) ? ({val}) : v_{t};")
             case lanes.MakeSpawn(site=site, guard=g, args=args):
                 i = site.index
-                out.append(f"{ind}m{i}[u] = {'1' if g is None else f'_c{g}'};")
-                out.append(f"{ind}k{i}[u] = (uint8_t)_k;")
-                out += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args]
-                out.append(f"{ind}_k += m{i}[u];")
+                lines.append(f"{ind}m{i}[u] = {'1' if g is None else f'_c{g}'};")
+                lines.append(f"{ind}k{i}[u] = (uint8_t)_k;")
+                lines += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args]
+                lines.append(f"{ind}_k += m{i}[u];")
             case lanes.Fold(stmt=r, guard=g):
-                out += reduce(r, ind, None if g is None else f"_c{g}")
+                lines += reduce(r, ind, None if g is None else f"_c{g}")
             case lanes.Cond(index=n, cond=c, guard=g, negate=neg):
                 here = "" if g is None else f"(_c{g}) && "
-                out.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{n} = {here}{'!' if neg else ''}"
-                           f"({expr(c)});")
+                lines.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{n} = {here}{'!' if neg else ''}"
+                             f"({expr(c)});")
             case lanes.Plain(stmt=s):
-                out += stmt(s, ind)  # top-level unpack / expression statement
+                lines += stmt(s, ind)  # top-level unpack / expression statement
+        out += at(op.loc, lines)
     return LaneCode(out, body.sites)
 
 
@@ -83,9 +87,9 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
     """The loop over full 32-thread chunks of the inductive threads: per-lane code, then
     each child block's new children appended by compaction steps.
 
-    ``loads`` declares the lane's own frame fields and locals (fresh per lane, so the
-    lane loop carries no dependence).  A step stores 32 elements at the block's end.
-    A block gets at most one child per thread, so before a step it holds at most j0
+    ``loads`` sets the lane's own frame fields and locals (afresh in every lane, so the
+    lane loop carries no dependence; ``j``, the lane's thread, where a field is
+    loaded).  A step stores 32 elements at the block's end.  A block gets at most one child per thread, so before a step it holds at most j0
     children and the store ends before j0 + 32 <= ni; the slack after each block
     (RV_SLACK) serves the lock-step loops below and the thread-by-thread tail."""
     L = [f"{ind}for (; j0 + {LANES} <= ni; j0 += {LANES}) {{"]
@@ -95,7 +99,6 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
         L += [f"{i2}{ctype(p.ty)} a{s.index}_{p.name}[{LANES}];" for p in columns]
     L.append("#pragma GCC ivdep")
     L.append(f"{i2}for (int u = 0; u < {LANES}; u++) {{")
-    L.append(f"{i2}    int64_t j = j0 + u;")
     L += [f"{i2}    {x}" for x in loads]
     L += [f"    {x}" for x in code.lines]
     L.append(f"{i2}}}")
@@ -211,10 +214,11 @@ class LoopEmitter:
             L.append("        int64_t _stop;")
         L += CStmts(gen, "kernel").block(self.shape.prefix, "        ")
         if isinstance(loop, ir.For):
-            L += [f"        {var(loop.var)} = {gen.expr(loop.start)};",
-                  f"        _stop = {gen.expr(loop.stop)};"]
+            L += at(loop.loc, [f"        {var(loop.var)} = {gen.expr(loop.start)};",
+                               f"        _stop = {gen.expr(loop.stop)};"])
         L += [f"        sc_{s.name}[na] = {s.name};" for s in self.state]
-        L += [f"        na += ({self.cont()}) ? 1 : 0;", "    }"]
+        L += at(loop.loc, [f"        na += ({self.cont()}) ? 1 : 0;"])
+        L.append("    }")
         return L
 
     def emit_iterate(self) -> list[str]:
@@ -267,18 +271,20 @@ class LoopEmitter:
         L += [f"        {s.ctype} x_{s.name}[{LANES}];" for s in self.state]
         L.append("#pragma GCC ivdep")
         L.append(f"        for (int u = 0; u < {LANES}; u++) {{")
-        L.append("            int64_t j = j0 + u;")
-        L += [f"            {ctype(p.ty)} {var(p.name)} = qp_{p.name}[j];" for p in self.columns
-              if p.name in ind_used]
-        L += [f"            RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;"
-              for n, ty in sorted(gen.t.locals.items())]
+        # the lane's fields and locals: the kernel's variables, assigned afresh per lane
+        loads = [f"            {var(p.name)} = qp_{p.name}[j];" for p in self.columns
+                 if p.name in ind_used]
+        if loads:
+            L.append("            int64_t j = j0 + u;")
+        L += loads
+        L += [f"            {var(n)} = 0;" for n in sorted(gen.t.locals)]
         if isinstance(loop, ir.For):
             L.append("            int64_t _stop;")
         L += code.lines[1:]  # (its first line declares the spawn index: no spawns here)
         if isinstance(loop, ir.For):
-            L += [f"            {var(loop.var)} = {gen.expr(loop.start)};",
-                  f"            _stop = {gen.expr(loop.stop)};"]
-        L.append(f"            go[u] = ({self.cont()}) ? 1 : 0;")
+            L += at(loop.loc, [f"            {var(loop.var)} = {gen.expr(loop.start)};",
+                               f"            _stop = {gen.expr(loop.stop)};"])
+        L += at(loop.loc, [f"            go[u] = ({self.cont()}) ? 1 : 0;"])
         L += [f"            x_{s.name}[u] = {s.name};" for s in self.state]
         L += ["        }", "        uint32_t b = rv_bits32(go);"]
         for s in self.state:
@@ -329,14 +335,16 @@ class LoopEmitter:
             L.append(f"{ind}    int64_t q = a + (u < lanes ? u : lanes - 1);")
         else:
             L.append(f"{ind}    int64_t q = a + u;")
+        # the lane's state and locals: the kernel's variables, assigned afresh per lane
+        # (the loop's stop, not a variable of the task, is declared here)
         names = {s.name for s in self.state}
-        L += [f"{ind}    {s.ctype} {s.name} = sc_{s.name}[q];" for s in self.state]
-        L += [f"{ind}    RV_MAYBE_UNUSED {ctype(ty)} {var(n)} = 0;" for n, ty in sorted(gen.t.locals.items())
-              if var(n) not in names]
+        L += [f"{ind}    {'int64_t ' if s.name == '_stop' else ''}{s.name} = sc_{s.name}[q];"
+              for s in self.state]
+        L += [f"{ind}    {var(n)} = 0;" for n in sorted(gen.t.locals) if var(n) not in names]
         L += code.lines
         if isinstance(loop, ir.For):
-            L.append(f"{ind}    {var(loop.var)} += {gen.expr(loop.step)};")
-        L.append(f"{ind}    go[u] = ({self.cont()});")
+            L += at(loop.loc, [f"{ind}    {var(loop.var)} += {gen.expr(loop.step)};"])
+        L += at(loop.loc, [f"{ind}    go[u] = ({self.cont()});"])
         L += [f"{ind}    x_{s.name}[u] = {s.name};" for s in self.state]
         L.append(f"{ind}}}")
         if not full:

@@ -1,11 +1,14 @@
 """Statement emission of the generated C, shared by the kernel, the plain recursive C,
 the helpers (``revec/backends/c_codegen.py``), the lane code (``c_lanes.py``) and the
 OpenMP peer (``c_driver.py``).  ``spawn`` / ``reduce`` / a thread's ``return`` are
-supplied by the generator (:class:`CGen`) per context.
+supplied by the generator (:class:`CGen`) per context.  The lines of a statement are
+tagged with its source position (:func:`revec.emit.writer.at`): the module's final pass
+writes them out as ``#line`` directives.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from revec import ir
@@ -18,6 +21,7 @@ from revec.emit.cexpr import (
     truth,
     utype,
 )
+from revec.emit.writer import at, untag
 from revec.ir import speculable
 from revec.transforms.blocking import BlockProgram
 
@@ -45,6 +49,17 @@ class CGen(Protocol):
 
 def var(name: str) -> str:
     return f"v_{name}"
+
+
+def read_names(func: ir.TaskDef | ir.HelperDef, code: list[str]) -> set[str]:
+    """The variables a task (its is-base test and both cases) or a helper reads that its
+    C ``code`` still names (the emitter writes the value of a comparison its operands'
+    form decides, dropping them): its C function marks the parameters it does not read
+    (RV_MAYBE_UNUSED)."""
+    parts = ((func.is_base, func.base, func.inductive) if isinstance(func, ir.TaskDef)
+             else func.body)
+    named = set(re.findall(r"\bv_(\w+)", untag("\n".join(code))))
+    return {n.name for n in ir.walk_nodes(parts) if isinstance(n, ir.Var)} & named
 
 
 class CStmts:
@@ -98,15 +113,21 @@ class CStmts:
         self.gen.tmp += 1
         k = self.gen.tmp
         c = truth(self.e(s.cond), s.cond.ty)
-        lines = [f"{ind}uint8_t _p{k} = {c if pc is None else f'{pc} & {c}'};",
-                 f"{ind}uint8_t _q{k} = {f'!_p{k}' if pc is None else f'{pc} & !_p{k}'};"]
+        lines = [f"{ind}uint8_t _p{k} = {c if pc is None else f'{pc} & {c}'};"]
+        if s.orelse:
+            lines.append(f"{ind}uint8_t _q{k} = {f'!_p{k}' if pc is None else f'{pc} & !_p{k}'};")
         for x in s.then:
-            lines += self.predicated(x, f"_p{k}", ind)
+            lines += at(x.loc, self.predicated(x, f"_p{k}", ind))
         for x in s.orelse:
-            lines += self.predicated(x, f"_q{k}", ind)
+            lines += at(x.loc, self.predicated(x, f"_q{k}", ind))
         return lines
 
     def stmt(self, s: ir.Stmt, ind: str) -> list[str]:
+        """The C of ``s``, its lines tagged with its source position."""
+        return at(s.loc, self.code(s, ind))
+
+    def code(self, s: ir.Stmt, ind: str) -> list[str]:
+        """The C of ``s`` (nested statements tagged with their own positions)."""
         e = self.e
         match s:
             case ir.Assign(target=t, value=v):

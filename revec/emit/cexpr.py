@@ -95,7 +95,11 @@ class CExprEmitter:
             case ir.UnaryOp(op="~", operand=a, ty=ty):
                 return f"(({ctype(ty)})(~{self(a)}))"
             case ir.Compare(op=op, left=a, right=b):
-                return f"({self(a)} {op} {self(b)})"
+                left, right = self(a), self(b)
+                known = decided(op, a, b, left, right)
+                if known is not None:  # (gcc warns of such a comparison: its value)
+                    return self.known("1" if known else "0", (a, left), (b, right))
+                return f"({left} {op} {right})"
             case ir.BoolOp(op=op, left=a, right=b):
                 if speculable(b):
                     # nothing to skip: both sides always, so the lane loops if-convert
@@ -112,9 +116,27 @@ class CExprEmitter:
                 return self.helper_call(f, [self(a) for a in args])
             case ir.LibCall(func=f, args=args):
                 return self.lib_call(f, [self(a) for a in args])
+            case ir.MathCall(func="minimum" | "maximum" as f, args=(a, b), ty=ty):
+                # b < a ? b : a (minimum), b > a ? b : a (maximum)
+                left, right = self(a), self(b)
+                known = decided("<" if f == "minimum" else ">", b, a, right, left)
+                if known is not None:  # (gcc warns of such a comparison: its value)
+                    return self.known(right if known else left, (a, left), (b, right))
+                return self.math(f, [left, right], ty)
             case ir.MathCall(func=f, args=args, ty=ty):
                 return self.math(f, [self(a) for a in args], ty)
         raise AssertionError(f"unhandled IR expression {type(e).__name__}")
+
+    @staticmethod
+    def known(value: str, *operands: tuple[ir.Expr, str]) -> str:
+        """``value``, where it replaces an expression over ``operands`` (IR, C text)
+        whose outcome their form decides: operands that call a helper or a library
+        function are still evaluated (and discarded), as the program would."""
+        calls = [text for e, text in operands if text != value and any(
+            isinstance(n, ir.Call | ir.LibCall) for n in ir.walk_nodes(e))]
+        if not calls:
+            return value
+        return "(" + "".join(f"(void)({c}), " for c in calls) + f"{value})"
 
     def binop(self, op: str, a: str, b: str, ty: ir.Ty) -> str:
         t = ctype(ty)
@@ -169,7 +191,12 @@ C_PRELUDE = r"""
 #include <string.h>
 #include <math.h>
 
-/* Python / NumPy floor division and modulo (the quotient rounds toward -inf). */
+/* Python / NumPy floor division and modulo (the quotient rounds toward -inf); unsigned
+   types are C's own (no sign to correct).  Division by zero gives 0, like NumPy. */
+#define RV_IPOW(T) \
+static inline T rv_ipow_##T(T a, T b) { \
+    T r = 1; while (b > 0) { if (b & 1) r = (T)(r * a); a = (T)(a * a); b = (T)(b >> 1); } \
+    return r; }
 #define RV_INT_DIVMOD(T) \
 static inline T rv_floordiv_##T(T a, T b) { \
     if (b == 0) return 0; \
@@ -181,11 +208,14 @@ static inline T rv_mod_##T(T a, T b) { \
     T r = (T)(a % b); \
     if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b); \
     return r; } \
-static inline T rv_ipow_##T(T a, T b) { \
-    T r = 1; while (b > 0) { if (b & 1) r = (T)(r * a); a = (T)(a * a); b = (T)(b >> 1); } \
-    return r; }
+RV_IPOW(T)
+#define RV_UINT_DIVMOD(T) \
+static inline T rv_floordiv_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \
+static inline T rv_mod_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); } \
+RV_IPOW(T)
 RV_INT_DIVMOD(int8_t) RV_INT_DIVMOD(int16_t) RV_INT_DIVMOD(int32_t) RV_INT_DIVMOD(int64_t)
-RV_INT_DIVMOD(uint8_t) RV_INT_DIVMOD(uint16_t) RV_INT_DIVMOD(uint32_t) RV_INT_DIVMOD(uint64_t)
+RV_UINT_DIVMOD(uint8_t) RV_UINT_DIVMOD(uint16_t) RV_UINT_DIVMOD(uint32_t)
+RV_UINT_DIVMOD(uint64_t)
 
 /* NumPy's float divmod (npy_divmod): the floor quotient and the Python modulo. */
 #define RV_FLOAT_DIVMOD(T, FMOD, FLOOR, COPYSIGN) \
@@ -205,6 +235,112 @@ static inline T rv_fdivf_##T(T a, T b) { \
 RV_FLOAT_DIVMOD(double, fmod, floor, copysign)
 RV_FLOAT_DIVMOD(float, fmodf, floorf, copysignf)
 """
+
+
+def decided(op: str, a: ir.Expr, b: ir.Expr, left: str, right: str) -> bool | None:
+    """The value of the comparison ``a op b`` (C texts ``left``, ``right``) of integer or
+    bool operands when the operands' form decides it, else None:
+
+    * the same expression on both sides (``x < x``);
+    * the operands' possible values (:func:`value_ranges`: their types', narrowed
+      through conversions, constants and bitwise operations) agree on the outcome
+      (``u8 < 0``, ``(int32)u8 ^ 5 < 0``, ``21 > (uint32)(x > y)``);
+    * ``(x | C) == D`` with a bit of C not in D, ``(x & C) == D`` with a bit of D not in
+      C (and ``!=``).
+
+    gcc warns of such comparisons in user code (-Wtautological-compare, -Wtype-limits,
+    -Wbool-compare), so the emitter writes their value instead (:meth:`CExprEmitter.known`).
+    Exact for any operand values."""
+    if a.ty.kind == "f" or b.ty.kind == "f":
+        return None
+    if left == right:
+        return op in ("==", "<=", ">=")
+    if a.ty.dtype != b.ty.dtype:
+        return None
+    outcomes = {_compare(op, x, y) for x in value_ranges(a) for y in value_ranges(b)}
+    if len(outcomes) == 1 and None not in outcomes:
+        return outcomes.pop()
+    if op in ("==", "!="):
+        for x, d in ((a, b), (b, a)):
+            if not (isinstance(d, ir.Const) and isinstance(x, ir.BinOp)
+                    and x.op in ("&", "|")):
+                continue
+            for c in (x.left, x.right):
+                if isinstance(c, ir.Const) and c.ty.dtype == d.ty.dtype:
+                    cv, dv = int(c.value), int(d.value)
+                    if (cv & ~dv if x.op == "|" else dv & ~cv) != 0:  # never equal
+                        return op == "!="
+    return None
+
+
+def _compare(op: str, x: tuple[int, int], y: tuple[int, int]) -> bool | None:
+    """``a op b`` for every ``a`` in the interval ``x`` and ``b`` in ``y``: True, False,
+    or None when it depends on the values."""
+    (xl, xh), (yl, yh) = x, y
+    lt = True if xh < yl else False if xl >= yh else None
+    gt = True if xl > yh else False if xh <= yl else None
+    eq = False if xh < yl or yh < xl else True if xl == xh == yl == yh else None
+    match op:
+        case "<":
+            return lt
+        case ">":
+            return gt
+        case "<=":
+            return None if gt is None else not gt
+        case ">=":
+            return None if lt is None else not lt
+        case "==":
+            return eq
+        case "!=":
+            return None if eq is None else not eq
+    raise AssertionError(op)
+
+
+def value_ranges(e: ir.Expr) -> list[tuple[int, int]]:
+    """Intervals holding every value the integer or bool expression ``e`` can have, as
+    far as its form tells (what a C compiler sees in the emitted text): a constant's
+    value; a conversion's operand's values where they survive it (a widening, or a
+    signed value into a wider unsigned type: two intervals); a comparison's, a
+    negation's or a bool's 0 and 1; ``&``, ``|``, ``^`` of non-negative operands and a
+    non-negative value shifted right by a constant; else the type's range."""
+    lo, hi = _type_range(e.ty)
+    if e.ty.kind == "b":
+        return [(0, 1)]
+    match e:
+        case ir.Const(value=v):
+            return [(int(v), int(v))]
+        case ir.Cast(operand=x) if x.ty.kind in "iub":
+            inner = value_ranges(x)
+            if all(lo <= a and b <= hi for a, b in inner):
+                return inner
+            if e.ty.kind == "u" and x.ty.kind == "i" and \
+                    e.ty.dtype.itemsize >= x.ty.dtype.itemsize:
+                wrap = hi + 1  # negative values wrap around to the top of the range
+                out = [(max(a, 0), b) for a, b in inner if b >= 0]
+                out += [(a + wrap, min(b, -1) + wrap) for a, b in inner if a < 0]
+                return sorted(out)
+        case ir.BinOp(op="&" | "|" | "^" as o, left=x, right=y):
+            rx, ry = value_ranges(x), value_ranges(y)
+            tops = [max(r[1] for r in rr) for rr in (rx, ry) if min(r[0] for r in rr) >= 0]
+            if o == "&" and tops:  # (two's complement: x & m lies in [0, m] for m >= 0)
+                return [(0, min(tops))]
+            if len(tops) == 2:
+                mx, my = tops
+                top = (1 << max(mx, my).bit_length()) - 1
+                bottom = max(min(r[0] for r in rx), min(r[0] for r in ry)) if o == "|" else 0
+                return [(bottom, min(top, hi))]
+        case ir.BinOp(op=">>", left=x, right=ir.Const(value=c)) if 0 <= int(c) < 64:
+            rx = value_ranges(x)
+            if min(r[0] for r in rx) >= 0:
+                return [(a >> int(c), b >> int(c)) for a, b in rx]
+    return [(lo, hi)]
+
+
+def _type_range(ty: ir.Ty) -> tuple[int, int]:
+    if ty.kind == "b":
+        return 0, 1
+    info = np.iinfo(ty.dtype)
+    return int(info.min), int(info.max)
 
 
 def truth(text: str, ty: ir.Ty) -> str:

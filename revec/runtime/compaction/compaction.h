@@ -44,6 +44,7 @@ typedef int64_t (*revec_compact_fn)(const void *, const uint8_t *, int64_t, void
 typedef int64_t (*revec_split_fn)(const void *, const uint8_t *, int64_t, void *, void *);
 
 /* ---------------------------------------------------------------- CPU features */
+#ifndef REVEC_STEPS_ONLY  /* (the dispatch's: generated programs pick steps at compile time) */
 static int revec_cpu_features(void) {
     static int feats = -1;
     if (feats < 0) {
@@ -65,6 +66,7 @@ static int revec_cpu_features(void) {
     }
     return feats;
 }
+#endif
 
 /* ---------------------------------------------------------------- scalar kernels */
 #define REVEC_SCALAR_KERNELS(B, T)                                                        \
