@@ -162,3 +162,28 @@ def test_section_checks_are_worded_once(tmp_path: Path, suffix: str, program: st
     with pytest.raises(RevecError) as info:
         load_program(path)
     assert info.value.message == message
+
+
+def test_depth_guard_covers_a_live_module(tmp_path: Path) -> None:
+    """A task of a live module (``task.run`` from a script or a notebook cell) whose
+    helpers call each other thousands deep is the located 'too deep' error, as it is
+    for a file, not a RecursionError traceback."""
+    import types
+
+    from revec.frontend import load_program_source
+
+    n = 6000
+    lines = ["import numpy as np", "from revec import task, spawn, reduce, Reducer",
+             "c = Reducer(np.int64, 'sum')", "def h0(x):", "    return x"]
+    for i in range(1, n):
+        lines += [f"def h{i}(x):", f"    return h{i - 1}(x)"]
+    lines += ["@task", "def f(x: np.int64):", "    if x < 1:", f"        reduce(c, h{n - 1}(x))",
+              "    else:", "        spawn(f, x - 1)"]
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / "deep_live.py"
+    module = types.ModuleType("deep_live")
+    exec(compile(text, str(path), "exec"), module.__dict__)
+    with pytest.raises(RevecError) as info:
+        load_program_source(str(path), text, module)
+    assert "nests too deeply" in info.value.message
+    assert info.value.loc is not None and info.value.loc.line == 1
