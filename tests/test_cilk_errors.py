@@ -264,6 +264,13 @@ long f(int n) {
   return f(n - 1);
 }
 """, "syntax error", ";\n  return f"),
+    ("stray_closing_brace", """\
+long f(int n) {
+  if (n < 2) return n;
+  return f(n - 1);
+}
+  } /* stray */
+""", "'}' closes no open block", "} /* stray"),
     ("unsupported_include", """\
 #include <pthread.h>
 long f(int n) {

@@ -301,6 +301,16 @@ class _Parser(c_parser.CParser):
                 pass
         raise ParseError(f"{coord}: {msg}")
 
+    def _pop_scope(self) -> None:
+        """A '}' closes a scope; one with no block open was pycparser's AssertionError
+        (a traceback), here a syntax error at that brace."""
+        if len(self._scope_stack) <= 1:
+            lexer = self.clex
+            col = lexer._pos - lexer._line_start  # the lexer is just past the brace
+            raise ParseError(f"{lexer._filename}:{lexer._lineno}:{max(col, 1)}: "
+                             "'}' closes no open block")
+        super()._pop_scope()
+
 
 _ERROR_AT = re.compile(r"^(.*?):(\d+):(\d+): (.*)$", re.S)
 
