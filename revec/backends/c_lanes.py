@@ -193,6 +193,7 @@ class LoopEmitter:
         if isinstance(loop, ir.While):
             return self.gen.expr(loop.cond)
         i = self.var(loop.var)
+        assert isinstance(loop.step, ir.Const), "a lock-step loop's step is a constant"
         return f"({i} < _stop)" if loop.step.value > 0 else f"({i} > _stop)"
 
     def emit_prefix(self, ind_used: set[str]) -> list[str]:

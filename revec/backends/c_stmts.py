@@ -148,7 +148,7 @@ class CStmts:
             case ir.If(cond=c, then=(ir.Assign(target=t, value=v),), orelse=els) if (
                     v.ty.kind in "iub" and speculable(v) and self.if_converts(t, els)):
                 # branch-free: `if c: t = v [else: t = w]` as a blend (see cexpr.blend)
-                other = var(t) if not els else e(els[0].value)
+                other = e(els[0].value) if els and isinstance(els[0], ir.Assign) else var(t)
                 return [f"{ind}{{ uint8_t _c = {truth(e(c), c.ty)};",
                         f"{ind}  {var(t)} = {blend('_c', e(v), other, v.ty)}; }}"]
             case ir.If() if self.mode == "kernel" and self.predicable(s, top=True):
