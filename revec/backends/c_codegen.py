@@ -214,7 +214,10 @@ class CModuleGen:
         # the task's variables, for every section of the kernel: the thread-by-thread
         # loops load and assign them per thread, the lane loops per lane (a program may
         # leave some unused)
-        L += [f"    RV_MAYBE_UNUSED {ctype(p.ty)} {var(p.name)};" for p in f]
+        # (a level-uniform field starts at 0: it is loaded at the block's first thread,
+        # under n > 0, and gcc -O3 cannot tell that every later read is under n > 0 too)
+        L += [f"    RV_MAYBE_UNUSED {ctype(p.ty)} {var(p.name)}"
+              f"{' = 0' if p.name in self.bp.uniform else ''};" for p in f]
         L += [f"    RV_MAYBE_UNUSED {ctype(p.ty)} {var(p.name)} = u_{p.name};"
               for p in self.invariant]
         L += self.locals_decl(t.locals, "    ")
@@ -238,7 +241,7 @@ class CModuleGen:
             case kp.UniformLoad(columns=cols):
                 # a field equal in every thread of the block is read once, at the block's
                 # first thread, not split or loaded per thread (graphcol's EARLIER[v] is
-                # then a scalar load instead of a gather).  Measured: see docs/design.md
+                # then a scalar load instead of a gather).  Measured: see docs/backends.md
                 return ["    if (n > 0) {  /* fields equal in every thread of the block */",
                         *[f"        {var(c.name)} = p_{c.name}[off];" for c in cols],
                         "    }"]
