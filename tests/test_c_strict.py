@@ -125,6 +125,19 @@ def test_generated_modules_are_warning_free(generator: str) -> None:
         _check_all(list(_modules(paths)), VARIANTS[:1])
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("generator", ["gen", "ret", "cilk"])
+def test_generated_modules_are_warning_free_as_built(generator: str) -> None:
+    """A larger sample of each generator's programs (40), at -O3 as revec builds them
+    (about 25 s of gcc per generator: pytest -m slow)."""
+    from tests.support import fingerprint
+
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [p for p in fingerprint._generated(40, Path(tmp))
+                 if p.name.startswith(generator)]
+        _check_all(list(_modules(paths)), ((),), "-O3")
+
+
 def test_driver_object_is_warning_free(tmp_path: Path) -> None:
     """csrc/driver.c (driver.h inlined) as cbuild compiles the shared object."""
     assert CC is not None
@@ -216,3 +229,30 @@ def test_line_directives_name_the_user_lines(tmp_path: Path) -> None:
     files = {f for f, _, _ in ours}
     assert files == {"fib.py", "fib_fib.c"}
     assert max(n for f, n, _ in ours if f == "fib.py") <= len(src)
+
+
+def test_comparisons_decided_by_the_operands_bits() -> None:
+    """A bit of D that ``a`` can never have decides ``a == D`` (gcc -Wtautological-compare
+    reasons the same way after folding ``2 * x & 3`` to ``2 * x & 2``); a bit ``a`` may
+    have leaves it open."""
+    import numpy as np
+
+    from revec import ir
+    from revec.emit.cexpr import decided, maybe_ones
+    from revec.errors import SourceLoc
+
+    loc = SourceLoc("prog.py", 1, 1)
+    u16 = ir.Ty(np.dtype(np.uint16))
+
+    def c(v: int) -> ir.Const:
+        return ir.Const(loc, u16, v)
+
+    x = ir.Var(loc, u16, "x")
+    twice = ir.BinOp(loc, u16, "*", c(2), x)
+    masked = ir.BinOp(loc, u16, "&", twice, c(3))
+    assert maybe_ones(twice) == 0xFFFE and maybe_ones(masked) == 2
+    assert decided("==", masked, c(3), "a", "b") is False
+    assert decided("!=", masked, c(3), "a", "b") is True
+    assert decided("==", masked, c(2), "a", "b") is None
+    assert decided("==", ir.BinOp(loc, u16, "<<", x, c(4)), c(8), "a", "b") is False
+    assert decided("==", ir.BinOp(loc, u16, "|", x, c(5)), c(4), "a", "b") is False

@@ -245,8 +245,9 @@ def decided(op: str, a: ir.Expr, b: ir.Expr, left: str, right: str) -> bool | No
     * the operands' possible values (:func:`value_ranges`: their types', narrowed
       through conversions, constants and bitwise operations) agree on the outcome
       (``u8 < 0``, ``(int32)u8 ^ 5 < 0``, ``21 > (uint32)(x > y)``);
-    * ``(x | C) == D`` with a bit of C not in D, ``(x & C) == D`` with a bit of D not in
-      C (and ``!=``).
+    * ``(x | C) == D`` with a bit of C not in D, and ``a == D`` with a bit of D that ``a``
+      cannot have (:func:`maybe_ones`: ``(x & C) == D`` with a bit of D not in C,
+      ``(2 * x & 3) == 3``) (and ``!=``).
 
     gcc warns of such comparisons in user code (-Wtautological-compare, -Wtype-limits,
     -Wbool-compare), so the emitter writes their value instead (:meth:`CExprEmitter.known`).
@@ -262,15 +263,50 @@ def decided(op: str, a: ir.Expr, b: ir.Expr, left: str, right: str) -> bool | No
         return outcomes.pop()
     if op in ("==", "!="):
         for x, d in ((a, b), (b, a)):
-            if not (isinstance(d, ir.Const) and isinstance(x, ir.BinOp)
-                    and x.op in ("&", "|")):
+            if not isinstance(d, ir.Const) or d.ty.kind == "b":
+                continue
+            dv = int(d.value) & _bits(d.ty)
+            if dv & ~maybe_ones(x):  # d has a bit x never has: never equal
+                return op == "!="
+            if not (isinstance(x, ir.BinOp) and x.op == "|"):
                 continue
             for c in (x.left, x.right):
                 if isinstance(c, ir.Const) and c.ty.dtype == d.ty.dtype:
-                    cv, dv = int(c.value), int(d.value)
-                    if (cv & ~dv if x.op == "|" else dv & ~cv) != 0:  # never equal
+                    if int(c.value) & _bits(c.ty) & ~dv:  # x has a bit d has not
                         return op == "!="
     return None
+
+
+def _bits(ty: ir.Ty) -> int:
+    """The mask of an integer type's bits (its values as unsigned bit patterns)."""
+    return (1 << (8 * ty.dtype.itemsize)) - 1
+
+
+def maybe_ones(e: ir.Expr) -> int:
+    """The bits of the integer expression ``e``'s two's-complement pattern (its type's
+    width) that may be 1, as far as its form tells: a constant's own; ``&`` of both
+    operands', ``|`` and ``^`` of either's; a product with a constant ``c`` has as many
+    low zero bits as ``c``; a left shift by a constant moves them up; a zero-extending
+    conversion keeps them.  Else every bit."""
+    full = _bits(e.ty)
+    match e:
+        case ir.Const(value=v):
+            return int(v) & full
+        case ir.BinOp(op="&", left=x, right=y):
+            return maybe_ones(x) & maybe_ones(y)
+        case ir.BinOp(op="|" | "^", left=x, right=y):
+            return (maybe_ones(x) | maybe_ones(y)) & full
+        case ir.BinOp(op="*", left=x, right=y):
+            consts = [int(c.value) & full for c in (x, y) if isinstance(c, ir.Const)]
+            if consts and consts[0]:
+                low = (consts[0] & -consts[0]).bit_length() - 1  # trailing zero bits
+                return full & ~((1 << low) - 1)
+        case ir.BinOp(op="<<", left=x, right=ir.Const(value=k)) if 0 <= int(k) < 64:
+            return (maybe_ones(x) << int(k)) & full
+        case ir.Cast(operand=x) if x.ty.kind in "ub" and \
+                e.ty.kind in "iu" and e.ty.dtype.itemsize >= x.ty.dtype.itemsize:
+            return maybe_ones(x) if x.ty.kind == "u" else 1
+    return full
 
 
 def _compare(op: str, x: tuple[int, int], y: tuple[int, int]) -> bool | None:
