@@ -268,17 +268,46 @@ class Kernel:
         """Conditional spawns: the plan's if-converted lane code (``step.body``) over
         every inductive thread at once (:mod:`.numpy_lanes`).  A lane's k-th spawn goes to
         child block k, whichever site makes it; child blocks list their children in
-        thread order.  Checked: only the plan's child blocks receive children."""
+        thread order.  Checked: only the plan's child blocks receive children.
+
+        A plan with lane passes (the numba target) also says where each child column's
+        values come from (``step.sources``): the inductive thread's own copy of the
+        field (``q_<column>``: a field every site passes on unchanged), a fill (a value
+        the same in every lane, computed once per block) or the lane's argument at the
+        site making its spawn (a value pass).  The children take their values from
+        there, as that kernel does."""
         ind, env = self.inductive_env(step.reads, run)
+        fills = {f.name: self.block_value(f.value, f.ty, run) for f in step.fills}
 
         def on_spawn(site: SpawnSite, made: Mask, k: Values, values: dict[str, Values]
                      ) -> None:
-            run.children.add(k, np.flatnonzero(made), values)
+            threads = np.flatnonzero(made)
+            if not step.sources:
+                run.children.add(k, threads, values)
+                return
+            for kk in np.unique(k):
+                sel = k == kk
+                run.children.add(k[sel], threads[sel], {
+                    name: self.sourced(step, int(kk), name, v[sel], threads[sel], ind, fills)
+                    for name, v in values.items()})
 
         run_lane_body(self.ev, step.body, env, ind.n, on_spawn, self.reducer(run))
         assert set(run.children.pieces) <= set(step.child_blocks), \
             "lane-spawns: a child block the plan does not list"
         run.children.reserve(max(step.child_blocks, default=-1) + 1)
+
+    def sourced(self, step: kp.LaneSpawns, k: int, column: str, lane_values: Values,
+                threads: Values, ind: SideThreads, fills: dict[str, np.generic]) -> Values:
+        """Child block ``k``'s values of ``column`` for the children of ``threads``, from
+        where the plan's ``sources`` say (see :meth:`lane_spawns`)."""
+        src = step.source(k, column)
+        if src == f"q_{column}":
+            return ind.column(column)[threads]
+        if src in fills:
+            return np.full(len(threads), fills[src])
+        assert any(p.kind == "value" and p.name == src for p in step.passes), \
+            f"lane-spawns: unknown source {src!r} of child block {k}'s {column!r}"
+        return lane_values
 
     def thread_spawns(self, step: kp.ThreadSpawns, run: BlockRun) -> None:
         """The general inductive case: each thread's k-th spawn goes to child block k
@@ -392,6 +421,14 @@ class Kernel:
         if with_locals:
             env.update(zero_locals(self.locals, n, skip=env))
         return env
+
+    def block_value(self, e: ir.Expr, ty: ir.Ty, run: BlockRun) -> np.generic:
+        """An expression of the block's scalars (invariant and level-uniform fields)."""
+        env = self.env({}, run, 1, with_locals=False)
+        with exact():
+            value: np.generic = cast(self.ev.expr(e, lanes_of(env, np.ones(1, np.bool_))),
+                                     ty.dtype)[0]
+        return value
 
     def inductive_env(self, reads: tuple[kp.Column, ...], run: BlockRun
                       ) -> tuple[SideThreads, dict[str, Values]]:
