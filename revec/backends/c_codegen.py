@@ -192,20 +192,20 @@ class CModuleGen:
               "    }",
               "    if (need_frames > cap_frames) {",
               "        int64_t c = need_frames > 2 * cap_frames ? need_frames : 2 * cap_frames;",
-              f"        rv_check_budget(c * {self.frame_bytes()} + 2 * scratch_cap * "
-              f"{self.frame_bytes()});"]
+              f"        rv_check_budget(c * {self.frame_bytes()} + scratch_cap * "
+              f"{self.copy_bytes()});"]
         L += [f"        c_{p.name} = ({ctype(p.ty)} *)rv_realloc(c_{p.name}, "
               f"c * sizeof(*c_{p.name}));" for p in f]
         L += ["        cap_frames = c;", "    }", "}", "",
+              "/* the split's copies of the columns its sides read (the plan's scratch) */",
               "static void grow_scratch(int64_t n) {",
               "    if (n <= scratch_cap) return;",
-              f"    rv_check_budget(cap_frames * {self.frame_bytes()} + 2 * n * "
-              f"{self.frame_bytes()});"]
-        for p in f:
-            L += [f"    b_{p.name} = ({ctype(p.ty)} *)rv_realloc(b_{p.name}, "
-                  f"n * sizeof(*b_{p.name}));",
-                  f"    q_{p.name} = ({ctype(p.ty)} *)rv_realloc(q_{p.name}, "
-                  f"n * sizeof(*q_{p.name}));"]
+              f"    rv_check_budget(cap_frames * {self.frame_bytes()} + n * "
+              f"{self.copy_bytes()});"]
+        for x in plan.scratch:
+            if x.kind == "copy":
+                L.append(f"    {x.name} = ({ctype(x.ty)} *)rv_realloc({x.name}, "
+                         f"n * sizeof(*{x.name}));")
         L += ["    scratch_cap = n;", "}", "",
               "/* one block [off, off + n): returns the number of base threads */",
               "static int64_t kernel(int64_t off, int64_t n, int64_t out_base, "
@@ -378,6 +378,11 @@ class CModuleGen:
         if pc is None:
             return self.reduce(s, ind, "la_")
         return [f"{ind}if ({pc}) {{", *self.reduce(s, ind + "    ", "la_"), f"{ind}}}"]
+
+    def copy_bytes(self) -> int:
+        """Bytes per thread of the split's copies (the plan's scratch of kind copy)."""
+        return sum(x.per_thread * x.ty.dtype.itemsize
+                   for x in self.plan.scratch if x.kind == "copy")
 
     def frame_bytes(self) -> int:
         return sum(p.ty.dtype.itemsize for p in self.bp.columns)
