@@ -123,7 +123,7 @@ def test_c_baselines_build_with_their_modules_flags(monkeypatch: pytest.MonkeyPa
         calls[hint] = list(kw.get("extra_compile_args") or [])
         return "ffi", "lib"
 
-    monkeypatch.setattr("revec.backends.cbuild.load_c_module", fake_load)
+    monkeypatch.setattr("revec.toolchain.cbuild.load_c_module", fake_load)
     baselines.c_library.cache_clear()
     try:
         for name in ("knapsack", "parentheses"):
@@ -280,8 +280,8 @@ def test_sha1_spawn_intrinsic_in_a_thread_loop_agrees_with_hashlib() -> None:
 
 
 def test_sha1_spawn_c_agrees() -> None:
-    from revec.backends.cbuild import load_c_module
     from revec.lib.uts import C_SOURCE, sha1_spawn
+    from revec.toolchain.cbuild import load_c_module
 
     cdef = ("void sha1_spawn_c(uint32_t h0, uint32_t h1, uint32_t h2, uint32_t h3, uint32_t h4,"
             " int32_t i, uint32_t *out);")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from revec.backends.c_codegen import SPLIT_STEPS, WIDE_VECTORS
-from revec.backends.cbuild import load_c_module
 from revec.runtime.compaction import c_source
+from revec.toolchain.cbuild import load_c_module
 
 CDEF = "int64_t rv_test_step(int w, const void *x, void *o, int64_t j, uint32_t bits);"
 WIDTHS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}

@@ -1,7 +1,7 @@
 """The generated C compiles warning-free under gcc -Wall -Wextra -Wshadow -Werror, and its
 ``#line`` directives map user code to the program's lines.
 
-Every module is compiled as revec.backends.cbuild builds it: wrapped by cffi (its
+Every module is compiled as revec.toolchain.cbuild builds it: wrapped by cffi (its
 prologue with Python.h first, its call glue after), with the back end's flags and
 -march=native (the module's intrinsics paths are the CPU's), at -O0 (-c, not
 -fsyntax-only: unused static functions are only reported when code is generated), once
@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from revec.backends import cbuild
 from revec.backends.c_codegen import generate_c_module
 from revec.backends.c_driver import CDEF, DRIVER_OBJECT
 from revec.backends.c_runner import C_FLAGS
 from revec.frontend import load_program
+from revec.toolchain import cbuild
 
 ROOT = Path(__file__).resolve().parent.parent
 STRICT = ("-Wall", "-Wextra", "-Wshadow", "-Werror")

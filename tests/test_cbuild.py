@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from revec.backends import cbuild
 from revec.errors import RevecError
+from revec.toolchain import cbuild
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
@@ -45,7 +45,7 @@ def logging_cc(tmp_path: Path) -> tuple[Path, Path]:
 
 def _run_child(cache: Path, cc: str, tag: int, cflags: str | None = None) -> subprocess.CompletedProcess[str]:
     code = textwrap.dedent(f"""
-        from revec.backends import cbuild
+        from revec.toolchain import cbuild
         ffi, lib = cbuild.load_c_module("child", {CDEF!r}, {_source(tag)!r})
         print(lib.add3(1, 2, 3), cbuild.stats.compiles, cbuild.stats.version_queries)
     """)
@@ -100,7 +100,7 @@ def test_second_process_runs_no_compiler(cache: Path, logging_cc: tuple[Path, Pa
 def test_concurrent_builds_compile_once(cache: Path, logging_cc: tuple[Path, Path]) -> None:
     script, log = logging_cc
     code = textwrap.dedent(f"""
-        from revec.backends import cbuild
+        from revec.toolchain import cbuild
         ffi, lib = cbuild.load_c_module("race", {CDEF!r}, {_source(30)!r})
         print(lib.add3(0, 0, 0))
     """)

@@ -181,8 +181,8 @@ def test_non_bool_mask_and_partial_overlap() -> None:
 def test_c_text_dispatches_without_march_native() -> None:
     """The kernels carry their own target attributes: built with plain -O2 (no
     -march=native) the SIMD variants still exist and agree with x[mask]."""
-    from revec.backends.cbuild import load_c_module
     from revec.runtime.compaction import c_impl
+    from revec.toolchain.cbuild import load_c_module
 
     ffi, lib = load_c_module("compaction_portable", c_impl.CDEF,
                              c_impl.c_source() + c_impl._text("module.c"), cflags=["-O2"])

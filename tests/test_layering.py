@@ -36,10 +36,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("revec.emit",),                     # the IR's Python and C expression printers
     ("revec.frontend",),                 # source (Python, Cilk C) -> checked IR
     # The C toolchain (compile with cffi, cache, check the cache): a tool the runtime's
-    # compaction tables, the C back end and the benchmarks share.  It lives in
-    # revec/backends/ but imports no back end, so it is placed below the runtime here.
-    ("revec.backends.cache_check",),
-    ("revec.backends.cbuild",),
+    # compaction tables, the C back end and the benchmarks share.
+    ("revec.toolchain",),
     ("revec.runtime", "revec.treegen"),  # schedulers, statistics | tree generator
     ("revec.backends",),                 # generated numba / C code, built and run
     ("revec.api",),                      # check, compile and run programs

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def compiler_problem() -> str | None:
     """None if a C compiler is found and builds a module (a tiny probe, cached on disk
     by cbuild, and for the process here), else what is wrong."""
-    from revec.backends.cbuild import compiler_command, find_compiler, load_c_module
+    from revec.toolchain.cbuild import compiler_command, find_compiler, load_c_module
 
     if find_compiler() is None:
         return (f"no C compiler found ({compiler_command()[0]!r}: install gcc, or set CC)")

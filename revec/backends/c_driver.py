@@ -5,7 +5,7 @@ on its own record stack, balanced by work stealing at block granularity (the pro
 docs/design.md, "Workers", and the comment at the top of ``csrc/driver.c``) -- is the
 same for every program.  It is compiled once per compiler, flags and CPU into an object
 that every generated module links (:data:`DRIVER_OBJECT`, built by
-:mod:`revec.backends.cbuild`), instead of once more inside every module: it was about
+:mod:`revec.toolchain.cbuild`), instead of once more inside every module: it was about
 70% of a generated module's build at -O3 (gcc 12, 2-core AMD EPYC: gcc -c of the fib
 module 0.57-0.64 s with the driver inside, 0.14-0.21 s without).
 

@@ -14,12 +14,12 @@ import numpy as np
 from revec import ir
 from revec.backends.c_codegen import generate_c_module
 from revec.backends.c_driver import CDEF, DRIVER_OBJECT, ENTRIES, W_COLS
-from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_values, init_accs, run_stats
+from revec.toolchain.cbuild import load_c_module
 from revec.transforms.kernel_plan import build_plan
 from revec.transforms.schedule import Schedule
 

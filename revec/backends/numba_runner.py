@@ -26,8 +26,6 @@ from typing import Any
 import numpy as np
 
 from revec import ir
-from revec.backends.cache_check import NO_RECORD, mismatch, warn_once, write_sums
-from revec.backends.cbuild import _file_lock
 from revec.backends.gc_pause import gc_paused
 from revec.backends.numba_codegen import generate_numba_module
 from revec.files import write_atomic
@@ -35,6 +33,8 @@ from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_values, init_accs, merge_accs, run_stats
+from revec.toolchain.cache_check import NO_RECORD, mismatch, warn_once, write_sums
+from revec.toolchain.cbuild import file_lock
 from revec.transforms.kernel_plan import build_plan
 from revec.transforms.schedule import Schedule
 
@@ -137,7 +137,7 @@ def _load_checked(name: str, files: list[Path], stem: str, what: str) -> types.M
         return sys.modules[name]
     record = _runtime_record(files, stem)
     record.parent.mkdir(parents=True, exist_ok=True)
-    with _file_lock(record.with_suffix(".lock")):
+    with file_lock(record.with_suffix(".lock")):
         _verify(files, record, what)
         with gc_paused():
             module = importlib.import_module(name)
@@ -171,7 +171,7 @@ def record_runtime() -> None:
 
 def _rerecord(files: list[Path], stem: str) -> None:
     record = _runtime_record(files, stem)
-    with _file_lock(record.with_suffix(".lock")):
+    with file_lock(record.with_suffix(".lock")):
         _record(files, record)
 
 
@@ -195,7 +195,7 @@ def load_generated(source: str, stem: str) -> types.ModuleType:
     path = cache_dir() / f"{name}.py"
     path.parent.mkdir(parents=True, exist_ok=True)
     record = path.with_suffix(".sums")
-    with _file_lock(path.with_suffix(".lock")):
+    with file_lock(path.with_suffix(".lock")):
         if not path.exists() or path.read_text() != source:
             write_atomic(path, source)
         _verify([path], record, f"the generated module {path.name}")
@@ -217,7 +217,7 @@ def record_generated(module: types.ModuleType) -> None:
     """Re-record a generated module's cache after its first run (lazily compiled
     helpers add files)."""
     path = Path(module.__file__ or "")
-    with _file_lock(path.with_suffix(".lock")):
+    with file_lock(path.with_suffix(".lock")):
         _record([path], path.with_suffix(".sums"))
 
 

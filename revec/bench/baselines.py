@@ -2,7 +2,7 @@
 
 ``run_baseline(name, kind, args)`` runs benchmark ``name``'s baseline ``kind`` (``python``:
 CPython recursion on plain ints; ``numba``: ``@njit`` recursion; ``c``: plain recursive C
-built with ``gcc -O3 -march=native`` by :func:`revec.backends.cbuild.load_c_module`) on the
+built with ``gcc -O3 -march=native`` by :func:`revec.toolchain.cbuild.load_c_module`) on the
 root arguments ``args`` (by parameter name, as in :mod:`revec.bench.presets`) and returns
 ``(answers, seconds)``: the reducer values and the time of the recursion alone (loading,
 compiling and input set-up are excluded; the numba function is compiled before the timed
@@ -48,7 +48,7 @@ def baseline_module(name: str) -> ModuleType:
 @cache
 def c_library(name: str) -> tuple[Any, Any]:
     """``(ffi, lib)`` of ``benchmarks/baselines/NAME.c`` (built once per machine)."""
-    from revec.backends.cbuild import load_c_module
+    from revec.toolchain.cbuild import load_c_module
 
     module = baseline_module(name)
     source = (BASELINE_DIR / f"{name}.c").read_text()

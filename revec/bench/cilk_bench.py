@@ -50,7 +50,7 @@ NO_CONST_MERGE = ("-fno-ipa-pure-const",)
 
 
 def build_elision(path: Path, folder: Path, extra: tuple[str, ...] = ()) -> Path:
-    from revec.backends.cbuild import find_compiler
+    from revec.toolchain.cbuild import find_compiler
 
     cc = find_compiler()
     if cc is None:

@@ -195,8 +195,8 @@ def measure_case(bits: int, n: int, density: float, methods: list[Method], repea
 
 
 def machine_info() -> dict[str, str]:
-    from revec.backends.cbuild import compiler_command, effective_cflags
     from revec.runtime.compaction import cpu_features
+    from revec.toolchain.cbuild import compiler_command, effective_cflags
 
     model = platform.processor()
     try:

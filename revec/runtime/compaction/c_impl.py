@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from revec.backends.cbuild import load_c_module
 from revec.errors import RevecError
 from revec.runtime.compaction.tables import c_tables
+from revec.toolchain.cbuild import load_c_module
 
 # variant numbers of compaction.h (REVEC_V_*)
 VARIANTS: dict[str, int] = {
