@@ -61,7 +61,7 @@ def _modules(paths: list[Path]) -> Iterator[tuple[str, str]]:
     for path in paths:
         program = load_program(path)
         for task in program.tasks:
-            yield f"{path.parent.name}/{path.name}:{task}", generate_c_module(program, task)
+            yield f"{path}:{task}", generate_c_module(program, task)
 
 
 def _compile(name: str, source: str, folder: Path, variants: tuple[tuple[str, ...], ...],
@@ -86,7 +86,10 @@ def _compile(name: str, source: str, folder: Path, variants: tuple[tuple[str, ..
                "-pthread", *STRICT, *variant, *incs, str(src)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         if r.returncode != 0 or r.stderr.strip():
-            problems.append(f"{name} {' '.join(variant)}:\n{r.stderr[:3000]}")
+            program = Path(name.rsplit(":", 1)[0])
+            text = program.read_text() if program.is_file() else ""
+            problems.append(f"{name} {' '.join(variant)}:\n{r.stderr[:3000]}\n"
+                            f"the program:\n{text}")
     return problems
 
 

@@ -270,7 +270,7 @@ long f(int n) {
   return f(n - 1);
 }
   } /* stray */
-""", "'}' closes no open block", "} /* stray"),
+""", "syntax error before '}'", "} /* stray"),
     ("unsupported_include", """\
 #include <pthread.h>
 long f(int n) {

@@ -307,8 +307,8 @@ class _Parser(c_parser.CParser):
         if len(self._scope_stack) <= 1:
             lexer = self.clex
             col = lexer._pos - lexer._line_start  # the lexer is just past the brace
-            raise ParseError(f"{lexer._filename}:{lexer._lineno}:{max(col, 1)}: "
-                             "'}' closes no open block")
+            # (worded as newer pycparser words it: "syntax error before '}'")
+            raise ParseError(f"{lexer._filename}:{lexer._lineno}:{max(col, 1)}: before: }}")
         super()._pop_scope()
 
 
