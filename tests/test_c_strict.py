@@ -20,6 +20,7 @@ import re
 import subprocess
 import sysconfig
 import tempfile
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -46,6 +47,7 @@ def _compiler() -> list[str] | None:
 
 
 CC = _compiler()
+_EMIT_LOCK = threading.Lock()
 pytestmark = pytest.mark.skipif(CC is None, reason="needs gcc (cbuild's compiler)")
 
 
@@ -75,7 +77,9 @@ def _compile(name: str, source: str, folder: Path, variants: tuple[tuple[str, ..
     ffi.cdef(CDEF)
     ffi.set_source("_revec_strict", source + cbuild.GLUE_PRAGMA)
     src = folder / (re.sub(r"\W", "_", name) + ".c")
-    with contextlib.redirect_stdout(io.StringIO()):  # cffi prints "generating ..."
+    # cffi prints "generating ...": redirected under a lock, since two threads each
+    # swapping sys.stdout could leave the redirection in place
+    with _EMIT_LOCK, contextlib.redirect_stdout(io.StringIO()):
         ffi.emit_c_code(str(src))
     paths = sysconfig.get_paths()
     incs = sorted({f"-I{paths['include']}", f"-I{paths['platinclude']}"})
@@ -259,3 +263,31 @@ def test_comparisons_decided_by_the_operands_bits() -> None:
     assert decided("==", masked, c(2), "a", "b") is None
     assert decided("==", ir.BinOp(loc, u16, "<<", x, c(4)), c(8), "a", "b") is False
     assert decided("==", ir.BinOp(loc, u16, "|", x, c(5)), c(4), "a", "b") is False
+
+
+def test_comparisons_decided_by_the_operands_values() -> None:
+    """Value ranges gcc also sees (-Wtype-limits): x ^ x and x - x are 0, a conditional
+    expression holds one of its branches' values, maximum/minimum stay within their
+    arguments', a non-negative value shifted right by any amount only shrinks."""
+    import numpy as np
+
+    from revec import ir
+    from revec.emit.cexpr import decided, value_ranges
+    from revec.errors import SourceLoc
+
+    loc, loc2 = SourceLoc("prog.py", 1, 1), SourceLoc("prog.py", 1, 9)
+    u16, i32 = ir.Ty(np.dtype(np.uint16)), ir.Ty(np.dtype(np.int32))
+    x, x2 = ir.Var(loc, u16, "x"), ir.Var(loc2, u16, "x")
+    zero = ir.Const(loc, u16, 0)
+    assert value_ranges(ir.BinOp(loc, u16, "^", x, x2)) == [(0, 0)]
+    assert decided("<", x, ir.BinOp(loc, u16, "^", x, x2), "a", "b") is False
+    assert value_ranges(ir.BinOp(loc, u16, "^", x, ir.Var(loc, u16, "y"))) == [(0, 65535)]
+    cond = ir.Compare(loc, ir.BOOL, "<", x, zero)
+    pick = ir.IfExp(loc, i32, cond, ir.Const(loc, i32, -7), ir.Const(loc, i32, 40))
+    assert value_ranges(pick) == [(-7, -7), (40, 40)]
+    assert decided("==", pick, ir.Const(loc, i32, 0), "a", "b") is False
+    d = ir.Var(loc, i32, "d")
+    low = ir.MathCall(loc, i32, "minimum", (ir.Const(loc, i32, 8), d))
+    assert decided(">", ir.Const(loc, i32, 38), low, "a", "b") is True
+    shifted = ir.BinOp(loc, i32, ">>", ir.Cast(loc, i32, x), d)
+    assert decided("==", shifted, ir.Const(loc, i32, 70000), "a", "b") is False

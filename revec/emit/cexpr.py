@@ -15,6 +15,7 @@ import numpy as np
 
 from revec import ir
 from revec.ir import speculable
+from revec.transforms.show import expr as show_expr
 
 CTYPES = {
     "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -345,6 +346,8 @@ def value_ranges(e: ir.Expr) -> list[tuple[int, int]]:
     match e:
         case ir.Const(value=v):
             return [(int(v), int(v))]
+        case ir.BinOp(op="^" | "-", left=x, right=y) if _same(x, y):
+            return [(0, 0)]  # x ^ x, x - x (gcc folds them too)
         case ir.Cast(operand=x) if x.ty.kind in "iub":
             inner = value_ranges(x)
             if all(lo <= a and b <= hi for a, b in inner):
@@ -369,7 +372,26 @@ def value_ranges(e: ir.Expr) -> list[tuple[int, int]]:
             rx = value_ranges(x)
             if min(r[0] for r in rx) >= 0:
                 return [(a >> int(c), b >> int(c)) for a, b in rx]
+        case ir.BinOp(op=">>", left=x):  # by any amount: a non-negative x only shrinks
+            rx = value_ranges(x)
+            if min(r[0] for r in rx) >= 0:
+                return [(0, max(r[1] for r in rx))]
+        case ir.IfExp(then=x, orelse=y):
+            return sorted(value_ranges(x) + value_ranges(y))
+        case ir.MathCall(func="maximum" | "minimum" as f, args=(x, y)) if \
+                x.ty.kind in "iu" and y.ty.kind in "iu":
+            rx, ry = value_ranges(x), value_ranges(y)
+            lows, highs = (min(r[0] for r in rx), min(r[0] for r in ry)), \
+                (max(r[1] for r in rx), max(r[1] for r in ry))
+            pick = max if f == "maximum" else min
+            return [(pick(lows), pick(highs))]
     return [(lo, hi)]
+
+
+def _same(x: ir.Expr, y: ir.Expr) -> bool:
+    """The same expression on both sides (positions aside), without memory reads or
+    calls (each side computes the same value)."""
+    return x.ty == y.ty and speculable(x) and show_expr(x) == show_expr(y)
 
 
 def _type_range(ty: ir.Ty) -> tuple[int, int]:

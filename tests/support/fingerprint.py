@@ -10,7 +10,9 @@ decisions out of the emitters) records the fingerprints before and compares afte
 
 The programs are the benchmarks (Python, natural and Cilk C), ``tests/programs`` and a
 fixed, derandomized sample of each differential generator (``--generated N`` per
-generator).  ``compare`` lists every entry that changed; ``--dump DIR`` writes the
+generator).  Hypothesis also draws constants from the local modules a process has
+loaded, so the sample is fixed for a fresh process running this command (a test that
+draws it after importing other modules gets another fixed sample).  ``compare`` lists every entry that changed; ``--dump DIR`` writes the
 texts of both sides' changed entries (``record --dump DIR`` keeps a baseline's texts).
 """
 
