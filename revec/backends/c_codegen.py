@@ -13,7 +13,7 @@ from pathlib import Path
 from revec import ir
 from revec.backends import c_driver, c_lanes
 from revec.backends.c_driver import RUNTIME_PRELUDE
-from revec.backends.c_stmts import CStmts, read_names, var
+from revec.backends.c_stmts import CStmts, read_names
 from revec.emit.cexpr import (
     C_PRELUDE,
     CExprEmitter,
@@ -21,6 +21,7 @@ from revec.emit.cexpr import (
     ctype,
     literal,
 )
+from revec.emit.names import var
 from revec.emit.writer import at, resolve
 from revec.errors import RevecError
 from revec.lib import LIBRARY

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from revec import ir
-from revec.backends.c_stmts import CStmts, var
+from revec.backends.c_stmts import CStmts
 from revec.emit.cexpr import blend, ctype, select_one
+from revec.emit.names import var
 from revec.emit.writer import at
 from revec.transforms import lanes
 from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix

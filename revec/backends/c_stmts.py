@@ -21,6 +21,7 @@ from revec.emit.cexpr import (
     truth,
     utype,
 )
+from revec.emit.names import var
 from revec.emit.writer import at, untag
 from revec.ir import speculable
 from revec.transforms.blocking import BlockProgram
@@ -45,10 +46,6 @@ class CGen(Protocol):
     def reduce(self, s: ir.Reduce, ind: str, prefix: str = "acc_") -> list[str]: ...
 
     def locals_decl(self, locals_: dict[str, ir.Ty], ind: str) -> list[str]: ...
-
-
-def var(name: str) -> str:
-    return f"v_{name}"
 
 
 def read_names(func: ir.TaskDef | ir.HelperDef, code: list[str]) -> set[str]:

@@ -29,6 +29,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.numba_lanes import LaneSpawnsEmitter
+from revec.emit.names import var
 from revec.emit.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, zero_of
 from revec.emit.writer import resolve
 from revec.runtime.compaction import numba_vector
@@ -127,10 +128,6 @@ KERNEL_JIT = ('@njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_mod
 # constants and LLVM sees their values (minmax's LINES: 0.726 s -> 0.668 s at the
 # default size); larger ones are passed in ``consts``
 CONST_ARRAY_BYTES = 1 << 14
-
-
-def var(name: str) -> str:
-    return f"v_{name}"
 
 
 def col(name: str) -> str:

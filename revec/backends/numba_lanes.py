@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from revec import ir
+from revec.emit.names import var
 from revec.emit.pyexpr import StmtEmitter, np_type, zero_of
 from revec.emit.writer import at
 from revec.transforms import kernel_plan as kp
@@ -66,7 +67,7 @@ class LaneLine:
 
 
 def _reads(e: ir.Expr | ir.Stmt) -> set[str]:
-    return {f"v_{n}" for n in used_vars(e)}
+    return {var(n) for n in used_vars(e)}
 
 
 def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
@@ -85,7 +86,7 @@ def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
         loc = op.loc
         match op:
             case lanes.SetVar(target=t, value=v, guard=g):
-                v_t = f"v_{t}"
+                v_t = var(t)
                 if g is None:
                     add(f"{v_t} = {expr(v)}", v_t, _reads(v))
                 else:  # (it reads its old value, which stays live)
@@ -112,8 +113,8 @@ def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
             case lanes.Plain(stmt=st_):  # top-level unpack / expression statement
                 uses = _reads(st_)
                 if isinstance(st_, ir.Unpack):
-                    uses |= {f"v_{t}" for t in st_.targets}
-                stm = StmtEmitter(expr, lambda x: f"v_{x}", positions=True)  # type: ignore[arg-type]
+                    uses |= {var(t) for t in st_.targets}
+                stm = StmtEmitter(expr, var, positions=True)  # type: ignore[arg-type]
                 for line in stm.block((st_,), ind, 0):
                     out.append(LaneLine(line, None, frozenset(uses)))
     return out
@@ -179,7 +180,7 @@ class LaneSpawnsEmitter:
             ind = "        "
             head = [LaneLine(f"{ind}{t} = {v}", t, frozenset({"_x"} if by_x else ()))
                     for t, v, by_x in gen.field_loads("q_", step.reads)]  # type: ignore[attr-defined]
-            head += [LaneLine(f"{ind}v_{n} = {zero_of(ty, '')}", f"v_{n}", frozenset())
+            head += [LaneLine(f"{ind}{var(n)} = {zero_of(ty, '')}", var(n), frozenset())
                      for n, ty in sorted(self.bp.task.locals.items())]
             body = head + lane_lines(step.body, ind, gen.expr, reduce)  # type: ignore[attr-defined]
             outs, need = [], set()
