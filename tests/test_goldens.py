@@ -1,5 +1,5 @@
 """Golden files of what revec derives from three benchmarks (fib, nqueens, graphcol): the
-kernel plan for each back end and the generated numba module.  A change to a plan or to
+kernel plan for each back end and the generated numba and C modules.  A change to a plan or to
 generated code shows up as a diff of these files in review.
 
 Regenerate them all with one command (then read the diff)::
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from revec.api import get_program
+from revec.backends.c_codegen import generate_c_module
 from revec.backends.numba_codegen import generate_numba_module
 from revec.transforms import kernel_plan as kp
 
@@ -50,6 +51,14 @@ def test_numba_module(name: str, request: pytest.FixtureRequest,
     monkeypatch.setenv("REVEC_NUMBA_VECTOR", "avx512")
     program = get_program(ROOT / "benchmarks" / f"{name}.py")
     check(request, f"{name}_bench_numba.py", generate_numba_module(program, name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_c_module(name: str, request: pytest.FixtureRequest) -> None:
+    """The C module: the same text on every CPU (the preprocessor picks the compaction
+    steps where it is compiled)."""
+    program = get_program(ROOT / "benchmarks" / f"{name}.py")
+    check(request, f"{name}_bench.c", generate_c_module(program, name))
 
 
 def test_fib_module(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
