@@ -11,7 +11,6 @@ The default run checks 200 programs (20 x 10, so pytest-xdist can spread them);
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 from revec.api import compiled_task, get_program, root_args, run_loaded
 from revec.errors import RevecError
 from tests.progen import task_programs
+from tests.support.compare import same
 from tests.support.numpy_check import check_numpy
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
@@ -29,18 +29,6 @@ SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 WORKER_BACKENDS = ("numba", "c")
 BLOCK_SIZES = st.sampled_from([1, 1, 2, 3, 4, 7, 16, 64, 256, 5000])
-
-
-def same(ref: dict, got: dict) -> bool:
-    for k, x in ref.items():
-        y = got[k]
-        if isinstance(x, float):
-            if not (x == y or math.isclose(x, y, rel_tol=1e-9)
-                    or (math.isnan(x) and math.isnan(y))):
-                return False
-        elif x != y:
-            return False
-    return True
 
 
 def check_program(tmp_path: Path, spec, data) -> None:

@@ -9,11 +9,11 @@ the numba back end for the same schedule (both run the schedule of DESIGN.md sec
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from revec import ir
 from revec.api import RunResult, run_loaded
+from tests.support.compare import close
 
 MAX_TASKS = 3000
 
@@ -21,13 +21,6 @@ MAX_TASKS = 3000
 STATS = ("tasks", "leaves", "levels", "blocks", "utilization", "reexpansions", "peak_live",
          "tasks_per_level", "leaves_per_level", "reexpansions_per_level",
          "reexp_growth_per_level")
-
-
-def close(x: Any, y: Any) -> bool:
-    """Equal; floats up to summation order (relative 1e-9)."""
-    if isinstance(x, float):
-        return x == y or math.isclose(x, y, rel_tol=1e-9) or (math.isnan(x) and math.isnan(y))
-    return bool(x == y)
 
 
 def affordable(numba: RunResult) -> bool:
