@@ -159,19 +159,25 @@ def test_driver_object_is_warning_free(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- #line directives
-def line_map(text: str) -> list[tuple[str, int, str]]:
-    """(file, line, text) of each line of C ``text`` that is not a ``#line`` directive,
-    numbered as the preprocessor numbers it."""
+def _numbered(text: str, marker: str, file: str) -> list[tuple[str, int, str]]:
+    """(file, line, text) of each line of ``text`` that is not a line marker (``marker``:
+    its line number and file name as the first two groups), numbered by the markers."""
     out = []
-    file, line = "<text>", 1
+    line = 1
     for raw in text.split("\n"):
-        m = re.fullmatch(r'#line (\d+) "(.*)"', raw)
+        m = re.fullmatch(marker, raw)
         if m:
             file, line = m.group(2), int(m.group(1))
             continue
         out.append((file, line, raw))
         line += 1
     return out
+
+
+def line_map(text: str) -> list[tuple[str, int, str]]:
+    """(file, line, text) of each line of C ``text`` that is not a ``#line`` directive,
+    numbered as the preprocessor numbers it."""
+    return _numbered(text, r'#line (\d+) "(.*)"', "<text>")
 
 
 def gcc_line_map(text: str, tmp: Path) -> list[tuple[str, int, str]]:
@@ -182,16 +188,7 @@ def gcc_line_map(text: str, tmp: Path) -> list[tuple[str, int, str]]:
     src.write_text(text)
     r = subprocess.run([*CC, "-E", "-march=native", "-fopenmp", str(src)], capture_output=True,
                        text=True, timeout=600, check=True)
-    out = []
-    file, line = "", 1
-    for raw in r.stdout.split("\n"):
-        m = re.fullmatch(r'# (\d+) "(.*?)"( \d+)*', raw)
-        if m:
-            file, line = m.group(2), int(m.group(1))
-            continue
-        out.append((file, line, raw))
-        line += 1
-    return out
+    return _numbered(r.stdout, r'# (\d+) "(.*?)"( \d+)*', "")
 
 
 def _where(lines: list[tuple[str, int, str]], needle: str) -> list[tuple[str, int]]:
