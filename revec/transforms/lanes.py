@@ -212,9 +212,3 @@ def if_convert(stmts: tuple[ir.Stmt, ...], columns: tuple[str, ...],
 
     block(stmts, None, frozenset({0}))
     return LaneBody(tuple(ops), tuple(sites))
-
-
-def spawn_sites(stmts: tuple[ir.Stmt, ...]) -> tuple[SpawnSite, ...]:
-    """The spawn sites of if-convertible ``stmts`` in program order, each with the set of
-    spawn indices a lane can have there (a lane's k-th spawn goes to child block k)."""
-    return if_convert(stmts, (), ()).sites
