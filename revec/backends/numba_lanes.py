@@ -149,8 +149,6 @@ class LaneSpawnsEmitter:
                       for op in step.body.ops if isinstance(op, lanes.MakeSpawn)]
         # per child block k and column: the source of its values (the plan's)
         self.sources = {(k, c): src for k, c, src in step.sources}
-        assert step.passes or step.fills or not step.sources or all(
-            src.startswith("q_") for src in self.sources.values())
 
     def column(self, name: str) -> int:
         """The scratch column of a pass or fill (the plan's scratch, numbered by the
