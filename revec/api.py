@@ -19,6 +19,7 @@ from revec import ir
 from revec.backends import registry
 from revec.errors import RevecError
 from revec.frontend import arg_value, load_program
+from revec.frontend.inputs import bind_inputs
 from revec.runtime.memory import default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
@@ -210,10 +211,11 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                compaction: str | None = None, workers: int | None = 1) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    program, args, user_args = bind_inputs(program, task, args)
     rargs = root_args(program, task, args)
     if variant == "seq":
-        reducers, stats = run_sequential(program, task, rargs[:len(
-            program.tasks[task].user_params)])
+        reducers, stats = run_sequential(program, task, reference_args(
+            program.tasks[task], rargs, user_args))
         return result_of(program, RunResult(task, rargs, variant, "python", None, reducers,
                                            stats))
     backend = resolve_backend(backend)
@@ -225,6 +227,17 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
     reducers, stats = runner.run(rargs, schedule, budget, check_workers(workers))
     return result_of(program, RunResult(task, rargs, variant, backend, schedule, reducers,
                                       stats))
+
+
+def reference_args(t: ir.TaskDef, rargs: tuple[Any, ...], user_args: tuple[Any, ...]
+                   ) -> tuple[Any, ...]:
+    """The plain reference run's arguments: the converted scalars, and each array
+    argument as the caller passed it (a Python task takes its own list or array)."""
+    if not t.arrays:
+        return rargs[:len(t.user_params)]
+    scalars = iter(rargs[:len(t.user_params)])
+    arrays = {ap.position for ap in t.arrays}
+    return tuple(user_args[i] if i in arrays else next(scalars) for i in range(t.arity))
 
 
 def result_of(program: ir.Program, res: RunResult) -> RunResult:

@@ -276,6 +276,40 @@ class ReducerDecl:
 
 
 @dataclass(frozen=True)
+class ArrayParam:
+    """A task parameter that is a read-only array (an *input*): not a frame field.
+
+    Reads are :class:`ArrayRef` s of the program array ``array`` (supplied by the root
+    call, see :attr:`Program.inputs`); what a child is given (C ``a + k``, Python
+    ``a[k:j]``) is carried by the hidden int64 frame fields ``offset`` (where the task's
+    view starts in the whole array, in elements of the first dimension) and, for
+    Python's slices, ``end`` (where it stops: ``len(a)`` is ``end - offset``).  Passed on
+    unchanged by every spawn they are invariant (one value for the whole tree)."""
+
+    name: str  # the user's parameter name
+    position: int  # its index among the user's arguments
+    array: str  # its key in Program.inputs / Program.arrays
+    offset: str
+    end: str | None
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class InputDecl:
+    """A read-only array the root call supplies (a task's array parameter, or a C
+    file-scope pointer the caller fills).  ``ndim`` dimensions of ``dtype``; a C array
+    of structs is one input per field (``field``: the struct field, SoA)."""
+
+    name: str
+    dtype: DType
+    ndim: int
+    loc: SourceLoc
+    task: str | None = None  # the task whose parameter it is (None: a global)
+    param: str | None = None
+    field: str | None = None
+
+
+@dataclass(frozen=True)
 class TaskDef:
     name: str
     params: tuple[Param, ...]
@@ -293,6 +327,13 @@ class TaskDef:
     # reducer that holds the root's returned value
     result_ty: Ty | None = None
     result: str | None = None
+    # the parameters that are read-only arrays (inputs), in the user's argument order
+    arrays: tuple[ArrayParam, ...] = ()
+
+    @property
+    def arity(self) -> int:
+        """How many arguments a caller passes (scalars and arrays)."""
+        return len(self.user_params) + len(self.arrays)
 
     @property
     def user_params(self) -> tuple[Param, ...]:
@@ -322,6 +363,9 @@ class Program:
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     libs: tuple[str, ...] = ()
     module: Any = None  # the loaded Python module (sequential reference)
+    # arrays the root call supplies (their placeholder in ``arrays`` until bound:
+    # revec.frontend.inputs.bind_inputs puts the caller's arrays there)
+    inputs: dict[str, InputDecl] = field(default_factory=dict)
 
 
 def speculable(e: Expr) -> bool:

@@ -45,8 +45,9 @@ class CModuleGen:
         self.t = self.bp.task
         self.arrays = sorted(program.arrays)
         # arrays up to INLINE_ARRAY_BYTES are written into the source as C data
-        self.inline_arrays = {n for n in self.arrays
-                              if program.arrays[n].nbytes <= INLINE_ARRAY_BYTES}
+        # (never an input: its values are the root call's, not the program's)
+        self.inline_arrays = {n for n in self.arrays if n not in program.inputs
+                              and program.arrays[n].nbytes <= INLINE_ARRAY_BYTES}
         self.expr = CExprEmitter(var, self.array_ref, self.helper_call, self.lib_call)
         self.current_helper: ir.HelperDef | None = None
         self.dynamic = self.t.max_spawns is None

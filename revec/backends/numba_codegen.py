@@ -220,6 +220,8 @@ class NumbaModuleGen:
         """Is array ``name`` written into the module (small, and its values' reprs are
         Python literals: no nan / inf)?"""
         a = self.program.arrays[name]
+        if name in self.program.inputs:  # the root call's values, not the program's
+            return False
         return a.nbytes <= CONST_ARRAY_BYTES and (a.dtype.kind != "f"
                                                   or bool(np.isfinite(a).all()))
 

@@ -43,17 +43,18 @@ def assemble(path: str, source: str, tasks: dict[str, ir.TaskDef],
              helpers: dict[str, ir.HelperDef], reducers: dict[str, ir.ReducerDecl],
              arrays: dict[str, np.ndarray], libs: set[str],
              module: types.ModuleType | None = None,
-             reference: Callable[[ir.Program], types.ModuleType] | None = None
-             ) -> ir.Program:
+             reference: Callable[[ir.Program], types.ModuleType] | None = None,
+             inputs: dict[str, ir.InputDecl] | None = None) -> ir.Program:
     """The checked program, after the passes every front end shares: return values
     become spawns and reducers (:func:`revec.transforms.returns.convert_returns`),
     prologues are inlined (:func:`revec.transforms.prologue.inline_prologues`).
 
-    ``module`` runs the program as plain Python (the sequential reference); a front end
+    ``inputs``: the arrays the root call supplies (their placeholders are in
+    ``arrays``).  ``module`` runs the program as plain Python (the sequential reference); a front end
     whose programs are not Python builds it with ``reference`` from the program as
     written, before the passes (so the reference checks them)."""
     program = ir.Program(path, source, tasks, helpers, reducers, arrays,
-                         tuple(sorted(libs)), module)
+                         tuple(sorted(libs)), module, dict(inputs or {}))
     if reference is not None:
         module = reference(program)
     program = inline_prologues(convert_returns(program))

@@ -28,6 +28,8 @@ from revec.ir import Ty
 from revec.lib import LibFunction
 
 T = TypeVar("T")
+DType = np.dtype[Any]
+INT64 = Ty(np.dtype(np.int64))
 # a task's prologue, is-base test, base case and inductive case
 Cases = tuple[tuple[ir.Stmt, ...], ir.Expr, tuple[ir.Stmt, ...], tuple[ir.Stmt, ...]]
 FIXPOINT_ROUNDS = 12
@@ -53,6 +55,7 @@ class ProgramBuilder:
         self.helpers: dict[str, ir.HelperDef] = {}  # callees first
         self.lowering: list[str] = []  # the helpers being lowered (calling one recurses)
         self.arrays: dict[str, np.ndarray] = {}
+        self.inputs: dict[str, ir.InputDecl] = {}  # arrays the root call supplies
         self.libs: set[str] = set()
 
     def error(self, message: str, node: Any) -> NoReturn:
@@ -89,6 +92,8 @@ class FunctionBuilder:
         self.kind = kind  # task / helper (/ const: a C file-scope initializer)
         self.section = kind  # prologue / base / inductive / helper while lowering
         self.params: tuple[ir.Param, ...] = ()
+        # a task's read-only array parameters (inputs), in argument order
+        self.array_params: tuple[ir.ArrayParam, ...] = ()
         self.locals: dict[str, Ty] = {}  # IR name -> type (parameters included)
         self.changed = False  # a local's type changed in this round of the fixpoint
 
@@ -187,6 +192,8 @@ class FunctionBuilder:
         assignments: a first assignment gives it ``ty``; a Python scalar (weak) value
         joins the local's type; any other type change is an error (every local has one
         type).  A change marks the fixpoint's round as not settled."""
+        if any(ap.name == name for ap in self.array_params):
+            self.error(f"'{name}' is a read-only input array; it cannot be assigned", node)
         old = self.locals.get(name)
         if old is None:
             self.locals[name] = ty
@@ -248,14 +255,146 @@ class FunctionBuilder:
         other (an earlier argument's error is the one reported)."""
         return tuple(self.convert(self.expr(n), t) for n, t in zip(nodes, tys))
 
+    # ------------------------------------------------------------------ array parameters
+    def arity(self) -> int:
+        """How many arguments a call of this function passes (scalars and arrays)."""
+        return len([p for p in self.params if not p.hidden]) + len(self.array_params)
+
+    def array_param(self, name: str, position: int, dtype: DType, ndim: int, node: Any,
+                    *, with_end: bool, taken: set[str]) -> ir.ArrayParam:
+        """The task parameter ``name`` (argument ``position``) is a read-only array of
+        ``ndim`` dimensions of ``dtype``: an input of the program (a placeholder in the
+        program's arrays until the root call binds it) and one or two hidden int64
+        frame fields, its view's offset and (``with_end``: Python slices) end, named apart
+        from ``taken`` (every name the function uses).  The adapter appends
+        :meth:`array_fields` after the scalar parameters."""
+        if self.kind != "task":
+            self.error(f"parameter '{name}' is an array; only a task's parameters may be "
+                       "arrays so far (pass a helper the elements it needs)", node)
+        if np.dtype(dtype) not in ir.SUPPORTED_DTYPES:
+            self.error(f"array parameter '{name}' has elements of type {np.dtype(dtype)}, "
+                       "which revec does not support", node)
+        if ndim > 1 and with_end is False:
+            self.error(f"array parameter '{name}' has {ndim} dimensions; a C pointer "
+                       "parameter has one (index it as a[i * n + j])", node)
+        key = f"in_{self.name}_{name}"
+        if key in self.ctx.arrays and key not in self.ctx.inputs:
+            self.error(f"the input array of parameter '{name}' would be named '{key}', "
+                       "which the program already uses", node)
+        loc = self.loc(node)
+        self.ctx.inputs[key] = ir.InputDecl(key, np.dtype(dtype), ndim, loc, self.name, name)
+        self.ctx.arrays[key] = np.zeros((0,) * ndim, dtype)
+        taken = taken | {p.name for p in self.params} | set(self.locals) | {
+            f for a in self.array_params for f in (a.offset, a.end) if f is not None}
+        off = _fresh_name(f"{name}_off", taken)
+        end = _fresh_name(f"{name}_end", taken | {off}) if with_end else None
+        ap = ir.ArrayParam(name, position, key, off, end, loc)
+        self.array_params += (ap,)
+        return ap
+
+    def array_fields(self) -> list[ir.Param]:
+        """The hidden frame fields of the array parameters (offset, end), in order; the
+        root's offset is 0 and its end the array's length (set when it is bound)."""
+        out = []
+        for ap in self.array_params:
+            out.append(ir.Param(ap.offset, INT64, ap.loc, 0, True, hidden=True))
+            if ap.end is not None:
+                out.append(ir.Param(ap.end, INT64, ap.loc, 0, True, hidden=True))
+        return out
+
+    def view_length(self, ap: ir.ArrayParam, node: Any) -> ir.Expr:
+        """``len(a)``: the length of the task's view of the input ``a``."""
+        loc = self.loc(node)
+        assert ap.end is not None
+        return ir.BinOp(loc, INT64, "-", ir.Var(loc, INT64, ap.end), ir.Var(loc, INT64, ap.offset))
+
+    def input_element(self, ap: ir.ArrayParam, indices: Sequence[Any], node: Any) -> ir.ArrayRef:
+        """An element of the array parameter ``ap`` indexed by the nodes ``indices`` (one
+        per dimension).  The first index counts from the task's view: from its offset,
+        and (Python, where the view has an end) a negative one from its end."""
+        decl = self.ctx.inputs[ap.array]
+        if len(indices) != decl.ndim:
+            self.error(f"array '{ap.name}' has {decl.ndim} dimension(s) but is indexed with "
+                       f"{len(indices)}", node)
+        idx = [self.typed(functools.partial(self.rules.index, self.expr(i)), i)
+               for i in indices]
+        loc = self.loc(node)
+        first = ir.Cast(loc, INT64, idx[0]) if idx[0].ty != INT64 else idx[0]
+        off = ir.Var(loc, INT64, ap.offset)
+        shifted: ir.Expr = ir.BinOp(loc, INT64, "+", off, first)
+        if ap.end is not None and not (isinstance(first, ir.Const) and int(first.value) >= 0):
+            end = ir.Var(loc, INT64, ap.end)
+            negative = ir.Compare(loc, ir.BOOL, "<", first, ir.Const(loc, INT64, 0))
+            shifted = ir.IfExp(loc, INT64, negative, ir.BinOp(loc, INT64, "+", end, first),
+                               shifted)
+        return ir.ArrayRef(loc, Ty(decl.dtype), ap.array, (shifted, *idx[1:]))
+
+    def slice_view(self, ap: ir.ArrayParam, start: Any | None, stop: Any | None, node: Any
+                   ) -> tuple[ir.Expr, ir.Expr]:
+        """The view ``a[start:stop]`` of the array parameter ``ap`` as (offset, end), with
+        Python's slice rules (negative bounds count from the end, bounds are clipped)."""
+        assert ap.end is not None
+        loc = self.loc(node)
+        off, end = ir.Var(loc, INT64, ap.offset), ir.Var(loc, INT64, ap.end)
+        length = ir.BinOp(loc, INT64, "-", end, off)
+        zero = ir.Const(loc, INT64, 0)
+
+        def bound(n: Any, default: ir.Expr) -> ir.Expr:
+            if n is None:
+                return default
+            k = self.typed(functools.partial(self.rules.index, self.expr(n)), n)
+            k = ir.Cast(loc, INT64, k) if k.ty != INT64 else k
+            upper = ir.MathCall(loc, INT64, "minimum", (k, length))
+            if isinstance(k, ir.Const) and int(k.value) >= 0:
+                return upper
+            lower = ir.MathCall(loc, INT64, "maximum",
+                                (ir.BinOp(loc, INT64, "+", k, length), zero))
+            return ir.IfExp(loc, INT64, ir.Compare(loc, ir.BOOL, "<", k, zero), lower, upper)
+
+        first = bound(start, zero)
+        last = bound(stop, length)
+        return (ir.BinOp(loc, INT64, "+", off, first),
+                ir.BinOp(loc, INT64, "+", off, ir.MathCall(loc, INT64, "maximum", (last, first))))
+
+    def array_argument(self, ap: ir.ArrayParam, node: Any) -> tuple[ir.Expr, ir.Expr | None]:
+        """What a call of the task passes for the array parameter ``ap``: the child's
+        (offset, end) from the argument ``node`` (the adapter's syntax: ``a``, ``a + k``,
+        ``a[k:]``)."""
+        raise NotImplementedError
+
+    def unchanged_view(self, ap: ir.ArrayParam, node: Any) -> tuple[ir.Expr, ir.Expr | None]:
+        loc = self.loc(node)
+        return (ir.Var(loc, INT64, ap.offset),
+                None if ap.end is None else ir.Var(loc, INT64, ap.end))
+
+    def call_arguments(self, nodes: Sequence[Any]) -> tuple[ir.Expr, ...]:
+        """A call of the task itself: the scalar arguments converted to their
+        parameters' types, then the array arguments' views (the hidden fields)."""
+        arrays = {ap.position: ap for ap in self.array_params}
+        scalars = iter([p for p in self.params if not p.hidden])
+        out: list[ir.Expr] = []
+        views: dict[str, ir.Expr] = {}
+        for pos, n in enumerate(nodes):
+            ap = arrays.get(pos)
+            if ap is None:
+                p = next(scalars)
+                out.append(self.convert(self.expr(n), p.ty))
+                continue
+            off, end = self.array_argument(ap, n)
+            views[ap.offset] = off
+            if ap.end is not None:
+                assert end is not None
+                views[ap.end] = end
+        return tuple(out + [views[p.name] for p in self.params if p.name in views])
+
     # ------------------------------------------------------------------ statements and calls
     def spawn(self, nodes: Sequence[Any], node: Any) -> ir.Spawn:
         """A spawn of the task itself with the arguments ``nodes`` (already counted)."""
-        return ir.Spawn(self.loc(node), self.arguments(nodes, [p.ty for p in self.params]))
+        return ir.Spawn(self.loc(node), self.call_arguments(nodes))
 
     def recur(self, nodes: Sequence[Any], ty: Ty, node: Any) -> ir.Recur:
         """A call of the task itself whose value (of type ``ty``) is used."""
-        return ir.Recur(self.loc(node), ty, self.arguments(nodes, [p.ty for p in self.params]))
+        return ir.Recur(self.loc(node), ty, self.call_arguments(nodes))
 
     def reduce(self, decl: ir.ReducerDecl, value: Any, node: Any) -> ir.Reduce:
         """``reduce(decl, value)``.  A float folded into an integer (or bool) reducer
@@ -294,9 +433,17 @@ class FunctionBuilder:
                  result_ty: Ty | None) -> ir.TaskDef:
         return ir.TaskDef(self.name, self.params, self.function_locals(), is_base, base,
                           inductive, ir.spawn_bound(inductive), self.loc(function),
-                          prologue=prologue, result_ty=result_ty)
+                          prologue=prologue, result_ty=result_ty, arrays=self.array_params)
 
     def helper_def(self, body: tuple[ir.Stmt, ...], result_tys: tuple[Ty, ...],
                    function: Any) -> ir.HelperDef:
         return ir.HelperDef(self.name, self.params, self.function_locals(), body, result_tys,
                             self.loc(function))
+
+
+def _fresh_name(base: str, taken: set[str]) -> str:
+    out, i = base, 1
+    while out in taken:
+        i += 1
+        out = f"{base}{i}"
+    return out

@@ -56,8 +56,7 @@ def inline_prologues(program: ir.Program) -> ir.Program:
         tasks[name] = dataclasses.replace(
             t, is_base=is_base, base=base, inductive=inductive,
             prologue=(), max_spawns=ir.spawn_bound(inductive))
-    return ir.Program(program.path, program.source, tasks, helpers, program.reducers,
-                      program.arrays, program.libs, program.module)
+    return dataclasses.replace(program, tasks=tasks, helpers=helpers)
 
 
 def substitute(e: ir.Expr, env: dict[str, ir.Expr]) -> ir.Expr:

@@ -67,8 +67,7 @@ def convert_returns(program: ir.Program) -> ir.Program:
         new, op = _Converter(t, rname).convert()
         reducers[rname] = ir.ReducerDecl(rname, t.result_ty.dtype, op, t.loc, hidden=True)
         tasks[name] = new
-    return ir.Program(program.path, program.source, tasks, program.helpers, reducers,
-                      program.arrays, program.libs, program.module)
+    return dataclasses.replace(program, tasks=tasks, reducers=reducers)
 
 
 def _fresh(base: str, used: set[str]) -> str:

@@ -34,4 +34,4 @@ def load_c_program(path: str | Path) -> ir.Program:
         tasks = {name: CFunction(ctx, fdef, "task").lower_task()
                  for name, fdef in ctx.functions.items() if name in ctx.tasks}
         return assemble(src.path, src.text, tasks, dict(ctx.helpers), {}, ctx.arrays,
-                        ctx.libs, reference=sequential_module)
+                        ctx.libs, reference=sequential_module, inputs=ctx.inputs)

@@ -64,21 +64,33 @@ def sequential_source(program: ir.Program) -> str:
         body += [f"    if {e(t.is_base)}:", *st.block(t.base, "        ", 0),
                  "    else:", *st.block(t.inductive, "        ", 0)]
         lines += _function(f"_task_{t.name}", t.params, body)
+        # the caller's arguments: the scalars, with an array argument in its place (the
+        # array itself is this module's global); a view starts at offset 0
+        arrays = {ap.position for ap in t.arrays}
+        picked = ", ".join([f"args[{i}]" for i in range(t.arity) if i not in arrays]
+                           + ["0" for p in t.params if p.hidden])
         lines += [f"def {t.name}(*args):",
                   "    with np.errstate(all='ignore'):",
-                  f"        return _task_{t.name}(*args)", ""]
+                  f"        return _task_{t.name}({picked if t.arrays else '*args'})", ""]
     return "\n".join(lines) + "\n"
 
 
 def sequential_module(program: ir.Program) -> types.ModuleType:
-    """A module whose task functions run the program serially (its serial elision)."""
-    source = sequential_source(program)
+    """A module whose task functions run the program serially (its serial elision);
+    ``__revec_rebind__(arrays)`` makes the same module over other arrays (the root
+    call's inputs, once bound)."""
+    return _module(program, sequential_source(program), program.arrays)
+
+
+def _module(program: ir.Program, source: str, arrays: dict[str, np.ndarray]
+            ) -> types.ModuleType:
     module = types.ModuleType(f"_revec_c_seq_{abs(hash(program.path))}")
     g: dict[str, Any] = module.__dict__
     g["np"] = np
-    g.update(program.arrays)
+    g.update(arrays)
     for name in program.libs:
         g[f"_lib_{name}"] = LIBRARY[name].py
     exec(compile(source, f"<sequential reference of {program.path}>", "exec"), g)
     g["__revec_source__"] = source
+    g["__revec_rebind__"] = lambda new: _module(program, source, new)
     return module

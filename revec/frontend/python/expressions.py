@@ -189,8 +189,17 @@ class PyExpressions(FunctionBuilder):
                            "(only scalar arithmetic, comparisons, calls of helpers and "
                            "indexing of module-level arrays)", node)
 
+    def array_named(self, name: str) -> ir.ArrayParam | None:
+        for ap in self.array_params:
+            if ap.name == name:
+                return ap
+        return None
+
     def name_ref(self, name: str, node: cst.CSTNode) -> ir.Expr:
         loc = self.loc(node)
+        if self.array_named(name) is not None:
+            self.error(f"'{name}' is an array parameter: index it ({name}[i]), take its "
+                       f"len({name}), or pass it (or a slice {name}[k:]) to a spawn", node)
         if name in self.locals:
             return ir.Var(loc, self.locals[name], name)
         g = self.ctx.globals()
@@ -224,6 +233,22 @@ class PyExpressions(FunctionBuilder):
             return self.global_value(text, value, node)
         self.error(f"'{text}' is not a numeric constant a task can read", node)
 
+    def array_argument(self, ap: ir.ArrayParam, node: cst.BaseExpression
+                       ) -> tuple[ir.Expr, ir.Expr | None]:
+        """The array argument of a spawn: the parameter itself, or a slice of it."""
+        if isinstance(node, cst.Name) and node.value == ap.name:
+            return self.unchanged_view(ap, node)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                and node.value.value == ap.name and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Slice):
+            sl = node.slice[0].slice
+            if sl.step is not None:
+                self.error("a slice with a step cannot be passed on; pass a[k:j]", sl.step)
+            return self.slice_view(ap, sl.lower, sl.upper, node)
+        self.error(f"argument {ap.position + 1} of {self.name} is the array parameter "
+                   f"'{ap.name}': pass {ap.name} itself or a slice of it ({ap.name}[k:], "
+                   f"{ap.name}[k:j])", node)
+
     def subscript(self, node: cst.Subscript) -> ir.Expr:
         indices: list[cst.BaseExpression] = []
         base: cst.BaseExpression = node
@@ -238,6 +263,9 @@ class PyExpressions(FunctionBuilder):
         if not isinstance(base, cst.Name):
             self.error("only module-level arrays can be indexed", node)
         name = base.value
+        ap = self.array_named(name)
+        if ap is not None:
+            return self.input_element(ap, indices, node)
         arr = self.ctx.globals().get(name)
         if name in self.locals or not isinstance(arr, np.ndarray):
             self.error(f"'{name}' is not a module-level numpy array", base)
@@ -279,6 +307,11 @@ class PyExpressions(FunctionBuilder):
         lib = self.lib_function(target)
         if lib is not None:
             return self.lib_call(lib, node, allow_tuple)
+        if fname == "len" and "len" not in g and len(node.args) == 1 and isinstance(
+                node.args[0].value, cst.Name):
+            ap = self.array_named(node.args[0].value.value)
+            if ap is not None:
+                return self.view_length(ap, node)
         if fname in BUILTINS and fname not in g:
             return self.builtin_call(fname, node)
         self.error(f"call of '{fname}' is not allowed in a task: only helpers of this "
@@ -311,9 +344,9 @@ class PyExpressions(FunctionBuilder):
         """A call of the task itself whose value is used (return-value recursion)."""
         self.may_recurse(f"recursive call of '{self.name}'", node)
         n = len(node.args)
-        if n != len(self.params):
+        if n != self.arity():
             self.error(f"{self.name}(...) passes {n} argument{'s' if n != 1 else ''}, but "
-                       f"{self.name} takes {len(self.params)}", node)
+                       f"{self.name} takes {self.arity()}", node)
         return self.recur([a.value for a in node.args], self.result_ty or WEAK_INT, node)
 
     def lib_function(self, target: Any) -> LibFunction | None:

@@ -19,7 +19,10 @@ from revec.frontend.builder import Cases
 from revec.frontend.python.context import ProgramContext
 from revec.frontend.python.expressions import PyExpressions
 from revec.frontend.python.signature import (
+    array_annotation,
     check_default,
+    indexed_dimensions,
+    names_in,
     param_ty,
     strong,
 )
@@ -61,6 +64,7 @@ class PyFunction(PyExpressions):
         task_obj = self.ctx.globals().get(self.name)
         defaults = task_obj.defaults if isinstance(task_obj, Task) else {}
         out = []
+        taken: set[str] | None = None
         for i, prm in enumerate(p.params):
             pname = prm.name.value
             if prm.annotation is None and self.kind == "helper" and self.arg_tys is not None:
@@ -68,19 +72,33 @@ class PyFunction(PyExpressions):
                 continue
             if prm.annotation is None:
                 self.error(f"parameter '{pname}' has no type annotation; annotate it with a "
-                           "numpy scalar type such as np.int32 (or int/float/bool)", prm)
-            ty = param_ty(self.annotation(prm.annotation.annotation))
+                           "numpy scalar type such as np.int32 (or int/float/bool), or an "
+                           "array type such as list[int] or NDArray[np.int32]", prm)
+            ann = prm.annotation.annotation
+            array = array_annotation(ann, self.ctx.globals())
+            if array is not None:
+                dtype, ndim = array
+                if taken is None:
+                    taken = names_in(self.fdef)
+                self.array_param(pname, i, dtype, ndim or indexed_dimensions(self.fdef, pname),
+                                 prm, with_end=True, taken=taken)
+                continue
+            ty = param_ty(self.annotation(ann))
             if ty is None:
+                hint = ""
+                if self.text(ann).split("[")[0].split(".")[-1] in ("ndarray", "list", "tuple",
+                                                                   "Sequence", "NDArray"):
+                    hint = (" (an array parameter needs its element type: list[int], "
+                            "tuple[float, ...], NDArray[np.int32])")
                 self.error(f"parameter '{pname}' has type "
-                           f"'{self.text(prm.annotation.annotation)}', which is not a scalar "
+                           f"'{self.text(ann)}', which is not a scalar "
                            "type; use np.int8..np.int64, np.uint8..np.uint64, np.float32, "
-                           "np.float64, np.bool_, int, float or bool",
-                           prm.annotation.annotation)
+                           f"np.float64, np.bool_, int, float or bool{hint}", ann)
             if pname in defaults and prm.default is not None:
                 check_default(pname, ty, defaults[pname], self.loc(prm.default))
             out.append(ir.Param(pname, ty, self.loc(prm), defaults.get(pname),
                                 pname in defaults))
-        return tuple(out)
+        return tuple(out + self.array_fields())
 
     def bind_params(self) -> None:
         """Start a round of the fixpoint: the parameters' types, then the locals'."""
@@ -276,6 +294,12 @@ class PyFunction(PyExpressions):
         return ir.Return(loc, vals)
 
     def write_target_error(self, target: cst.CSTNode) -> NoReturn:
+        base = target
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        if isinstance(base, cst.Name) and self.array_named(base.value) is not None:
+            self.error(f"'{base.value}' is a read-only input array; a task cannot write it "
+                       "(build a new list for a child instead)", target)
         if isinstance(target, cst.Subscript):
             self.error("module-level arrays are read-only constants; a task cannot write them",
                        target)
@@ -378,10 +402,10 @@ class PyFunction(PyExpressions):
             self.error(f"spawning another function '{self.text(target)}': a task may only "
                        f"spawn itself (spawn({self.name}, ...))", target)
         args = call.args[1:]
-        if len(args) != len(self.params):
+        if len(args) != self.arity():
             self.error(f"spawn({self.name}, ...) passes {len(args)} argument"
                        f"{'s' if len(args) != 1 else ''}, but {self.name} takes "
-                       f"{len(self.params)}", call)
+                       f"{self.arity()}", call)
         return self.spawn([a.value for a in args], call)
 
     def reduce_stmt(self, call: cst.Call) -> ir.Stmt:

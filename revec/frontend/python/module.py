@@ -78,7 +78,7 @@ def check_module(src: ParsedSource, live: types.ModuleType | None) -> ir.Program
     if not tasks:
         raise RevecError("no @task function in this file", src.at(1, 1))
     return assemble(str(src.path), src.text, tasks, used_helpers(tasks, ctx.helpers),
-                    reducers, ctx.arrays, ctx.libs, module)
+                    reducers, ctx.arrays, ctx.libs, module, inputs=ctx.inputs)
 
 
 def _reject_reducer_aliases(src: ParsedSource, g: dict[str, object],

@@ -66,3 +66,68 @@ def check_default(name: str, ty: Ty, value: Any, loc: SourceLoc) -> None:
         if dt.itemsize < 8 and abs(float(value)) > float(np.finfo(dt).max):
             raise RevecError(f"the default {value} of parameter '{name}' is out of range "
                              f"for {dt.name}", loc)
+
+
+# annotations of a read-only array parameter: list[T], tuple[T, ...], Sequence[T]
+# (nested for more dimensions), numpy.typing's NDArray[T]
+_SEQUENCES = {"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence"}
+
+
+def array_annotation(node: cst.BaseExpression, g: dict[str, Any]
+                     ) -> tuple[np.dtype[Any], int | None] | None:
+    """The element type and dimensions an array annotation names (dimensions None:
+    NDArray, which does not say; the uses decide), or None when ``node`` names no
+    array."""
+    if not isinstance(node, cst.Subscript):
+        return None
+    base = node.value
+    bname = (base.value if isinstance(base, cst.Name)
+             else base.attr.value if isinstance(base, cst.Attribute) else None)
+    elems = [el.slice.value for el in node.slice if isinstance(el.slice, cst.Index)]
+    if not elems or len(elems) != len(node.slice):
+        return None
+    if bname in _SEQUENCES:
+        if len(elems) == 2 and not isinstance(elems[1], cst.Ellipsis):
+            return None  # tuple[int, int]: a fixed tuple, not an array
+        inner = array_annotation(elems[0], g)
+        if inner is not None:
+            return inner[0], None if inner[1] is None else inner[1] + 1
+        t = scalar_type_of(annotation_value(elems[0], g))
+        return None if t is None else (np.dtype(t), 1)
+    if bname == "NDArray":
+        t = scalar_type_of(annotation_value(elems[0], g))
+        return None if t is None else (np.dtype(t), None)
+    return None
+
+
+def indexed_dimensions(function: cst.FunctionDef, name: str) -> int:
+    """How many indices the body puts on ``name`` (``a[i][j]``, ``a[i, j]``: 2; 1 when
+    it is never indexed): the dimensions of an NDArray parameter."""
+    best = 0
+
+    class Visit(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> bool:
+            nonlocal best
+            count, base = 0, node
+            while isinstance(base, cst.Subscript):
+                count += len(base.slice)
+                base = base.value  # type: ignore[assignment]
+            if isinstance(base, cst.Name) and base.value == name:
+                best = max(best, count)
+                return False
+            return True
+
+    function.body.visit(Visit())
+    return max(best, 1)
+
+
+def names_in(function: cst.FunctionDef) -> set[str]:
+    """Every plain name the function mentions."""
+    out: set[str] = set()
+
+    class Visit(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            out.add(node.value)
+
+    function.visit(Visit())
+    return out
