@@ -72,11 +72,45 @@ long f(int n) {
 }
 """, "calls the task 'g'", "g(n);"),
     ("pointer_parameter", """\
+int h(int *p) { return 1; }
+long f(int n) {
+  if (n < 2) return n;
+  return f(n - 1) + h(0);
+}
+""", "pointer parameter 'p' is not supported; helpers take scalar", "*p) {"),
+    ("input_written", """\
 long f(int *p, int n) {
   if (n < 2) return n;
+  p[0] = n;
   return f(p, n - 1);
 }
-""", "pointer parameter 'p'", "*p, int n)"),
+""", "writes the array parameter 'p'; array parameters are read-only", "p[0] = n;"),
+    ("input_written_through_star", """\
+long f(int *p, int n) {
+  if (n < 2) return n;
+  *(p + 1) = n;
+  return f(p, n - 1);
+}
+""", "writes the array parameter 'p'", "p + 1) = n;"),
+    ("input_passed_changed", """\
+long f(const int *p, int n) {
+  if (n < 2) return p[0];
+  return f(p * 2, n - 1);
+}
+""", "argument 1 of 'f' is the array parameter 'p': pass p itself, p + k", "p * 2, n - 1"),
+    ("input_as_value", """\
+long f(const int *p, int n) {
+  if (n < 2) return p[0];
+  long q = p;
+  return f(p, n - 1) + q;
+}
+""", "'p' is an array parameter: index it", "p;"),
+    ("input_two_dimensional", """\
+long f(const int *p, int n) {
+  if (n < 2) return p[0][1];
+  return f(p, n - 1);
+}
+""", "array 'p' has 1 dimension(s) but is indexed with 2", "p[0][1];"),
     ("pointer_local", """\
 long f(int n) {
   if (n < 2) return n;

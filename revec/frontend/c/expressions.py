@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from pycparser import c_ast
 
 from revec import ir
@@ -127,6 +128,9 @@ class CExpressions(FunctionBuilder):
                 if ty is None:
                     self.error("sizeof(void)", node)
                 return ir.Const(self.loc(node), U64, int(ty.dtype.itemsize))
+            case c_ast.UnaryOp(op="*") if self.input_view(node.expr) is not None:
+                ap, index = self.input_view(node.expr)  # type: ignore[misc]
+                return self.input_element(ap, [index], node)
             case c_ast.UnaryOp(op="&" | "*"):
                 self.error("pointers are not supported (no & or * on values)", node)
             case c_ast.UnaryOp(op="p++" | "++" | "p--" | "--"):
@@ -175,6 +179,9 @@ class CExpressions(FunctionBuilder):
         loc = self.loc(node)
         irname = self.scopes.lookup(name)
         if irname is not None:
+            if irname.startswith("<input>"):
+                self.error(f"'{name}' is an array parameter: index it ({name}[i]) or pass it "
+                           f"({name}, {name} + k) to the task's own spawns", node)
             if irname.startswith("<array"):
                 c = self.collects[name]
                 self.error(f"'{name}' collects spawned results; it may only be summed after "
@@ -293,7 +300,7 @@ class CExpressions(FunctionBuilder):
         if self.result is None:
             self.error(f"'{self.name}' returns void: its calls are statements "
                        f"(cilk_spawn {self.name}(...);), not values", call)
-        return self.recur(self.counted(call, len(self.params)), self.result, call)
+        return self.recur(self.counted(call, self.arity()), self.result, call)
 
     def array_ref(self, node: c_ast.ArrayRef) -> ir.Expr:
         indices: list[c_ast.Node] = []
@@ -304,6 +311,9 @@ class CExpressions(FunctionBuilder):
         if not isinstance(base, c_ast.ID):
             self.error("only file-scope const arrays can be indexed", node)
         name = base.name
+        ap = self.input_named(name)
+        if ap is not None:
+            return self.input_element(ap, indices, node)
         if self.scopes.lookup(name) is not None:
             self.name_ref(name, base)
             self.error(f"'{name}' is not an array", base)
@@ -314,3 +324,51 @@ class CExpressions(FunctionBuilder):
             self.error(f"reads the file-scope array '{name}', which is not const; file-scope "
                        "arrays are read-only constants: declare it const", base)
         return self.element(name, g.array, g.ty, indices, node)
+
+    # ------------------------------------------------------------------ array parameters
+    def input_named(self, name: str) -> ir.ArrayParam | None:
+        """The array parameter the C name ``name`` stands for here (None: another)."""
+        irname = self.scopes.lookup(name)
+        if irname is None or not irname.startswith("<input>"):
+            return None
+        return next(ap for ap in self.array_params if ap.name == irname[len("<input>"):])
+
+    def input_view(self, node: c_ast.Node) -> tuple[ir.ArrayParam, c_ast.Node] | None:
+        """``a`` or ``a + k`` (``k + a``) on an array parameter ``a``: it and the element
+        offset node (a literal 0 for ``a``); None for anything else."""
+        if isinstance(node, c_ast.ID):
+            ap = self.input_named(node.name)
+            if ap is not None:
+                return ap, c_ast.Constant("int", "0", node.coord)
+        if isinstance(node, c_ast.BinaryOp) and node.op == "+":
+            for a, k in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(a, c_ast.ID) and (ap := self.input_named(a.name)) is not None:
+                    return ap, k
+        if isinstance(node, c_ast.BinaryOp) and node.op == "-" and isinstance(
+                node.left, c_ast.ID) and (ap := self.input_named(node.left.name)) is not None:
+            return ap, c_ast.UnaryOp("-", node.right, node.coord)
+        return None
+
+    def array_argument(self, ap: ir.ArrayParam, node: c_ast.Node
+                       ) -> tuple[ir.Expr, ir.Expr | None]:
+        """The array argument of a call of the task: ``a``, ``a + k``, ``a - k`` or
+        ``&a[k]`` on the same parameter (a child's view starts k elements further)."""
+        view = self.input_view(node)
+        if view is None and isinstance(node, c_ast.UnaryOp) and node.op == "&" and \
+                isinstance(node.expr, c_ast.ArrayRef) and isinstance(node.expr.name, c_ast.ID):
+            ap2 = self.input_named(node.expr.name.name)
+            if ap2 is not None:
+                view = ap2, node.expr.subscript
+        if view is None or view[0] is not ap:
+            self.error(f"argument {ap.position + 1} of '{self.name}' is the array parameter "
+                       f"'{ap.name}': pass {ap.name} itself, {ap.name} + k or "
+                       f"&{ap.name}[k]", node)
+        loc = self.loc(node)
+        k = self.typed(lambda: self.rules.index(self.expr(view[1])), view[1])
+        k = ir.Cast(loc, ir.Ty(np.dtype(np.int64)), k) if k.ty.dtype != np.int64 else k
+        return self.arith("+", ir.Var(loc, k.ty, ap.offset), k, node), None
+
+    def reject_input_write(self, base: c_ast.Node, lvalue: c_ast.Node) -> None:
+        if isinstance(base, c_ast.ID) and self.input_named(base.name) is not None:
+            self.error(f"writes the array parameter '{base.name}'; array parameters are "
+                       "read-only inputs (a task's own copy is not supported yet)", lvalue)

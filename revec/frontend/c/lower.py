@@ -48,6 +48,7 @@ class CFunction(CExpressions):
         assert isinstance(fdecl, c_ast.FuncDecl)
         self.result = self.ctx.type_of(fdecl.type, f"the result of '{self.name}'")
         params: list[ir.Param] = []
+        position = 0
         for p in (fdecl.args.params if fdecl.args is not None else []):
             if isinstance(p, c_ast.EllipsisParam):
                 self.error("variadic functions are not supported", p)
@@ -56,15 +57,40 @@ class CFunction(CExpressions):
                     continue  # f(void)
                 self.error("a parameter needs a name", p)
             if isinstance(p.type, (c_ast.PtrDecl, c_ast.ArrayDecl)):
-                self.error(f"pointer parameter '{p.name}' is not supported; tasks and helpers "
-                           "take scalar values", p)
+                self.pointer_param(p, position)
+                position += 1
+                continue
             ty = self.ctx.type_of(p.type, f"parameter '{p.name}'")
             if ty is None:
                 self.error("a parameter of type void", p)
             irname = self.declare(p.name, ty, p)
             params.append(ir.Param(irname, ty, self.loc(p)))
+            position += 1
         self.params = tuple(params)
+        self.params += tuple(self.array_fields())
+        for f in self.array_fields():  # the hidden fields are locals of the task too
+            self.locals[f.name] = f.ty
         self.scopes.open()
+
+    def pointer_param(self, p: c_ast.Decl, position: int) -> None:
+        """A pointer (or array) parameter of a task: a read-only input array (its
+        writes are rejected where they are)."""
+        inner = p.type.type
+        if isinstance(inner, (c_ast.PtrDecl, c_ast.ArrayDecl)):
+            self.error(f"parameter '{p.name}' is a pointer to pointers (or a 2-D array); "
+                       "pass a flat array and index it a[i * n + j]", p)
+        if self.kind != "task":
+            self.error(f"pointer parameter '{p.name}' is not supported; helpers take scalar "
+                       "values (pass the elements they need)", p)
+        ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
+        if ty is None:
+            self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
+        if self.scopes.in_block(p.name):
+            self.error(f"'{p.name}' is declared twice in this block", p)
+        ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,
+                              taken=set(self.scopes.used))
+        self.scopes.used.add(ap.offset)
+        self.scopes.bind(p.name, f"<input>{p.name}")
 
     def lower_task(self) -> ir.TaskDef:
         assert self.fdef is not None
@@ -250,7 +276,7 @@ class CFunction(CExpressions):
     def void_spawn(self, call: c_ast.FuncCall) -> ir.Stmt:
         self.not_before_test("cilk_spawn", "spawn", call)
         self.not_in_base("cilk_spawn", "spawn", call)
-        return self.spawn(self.counted(call, len(self.params)), call)
+        return self.spawn(self.counted(call, self.arity()), call)
 
     def call_stmt(self, node: c_ast.FuncCall) -> list[ir.Stmt]:
         if not isinstance(node.name, c_ast.ID):
@@ -312,10 +338,16 @@ class CFunction(CExpressions):
             if irname in self.loopvars:
                 self.error(f"the loop index '{lvalue.name}' is assigned in its loop", lvalue)
             return irname
+        if isinstance(lvalue, c_ast.UnaryOp) and lvalue.op == "*":
+            base = lvalue.expr
+            while isinstance(base, c_ast.BinaryOp):
+                base = base.left
+            self.reject_input_write(base, lvalue)
         if isinstance(lvalue, c_ast.ArrayRef):
             base = lvalue
             while isinstance(base, c_ast.ArrayRef):
                 base = base.name
+            self.reject_input_write(base, lvalue)
             if isinstance(base, c_ast.ID) and base.name in self.ctx.globals and \
                     self.scopes.lookup(base.name) is None:
                 self.error(f"writes the file-scope array '{base.name}'; global writes are not "
