@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from revec.lang import Reducer, Task, reduce, spawn
 
 if TYPE_CHECKING:
-    from revec.api import RunResult
+    from revec.api import LoadedProgram, RunResult
 
-__all__ = ["Reducer", "RunnableTask", "Task", "reduce", "spawn", "task"]
+__all__ = ["Reducer", "RunnableTask", "Task", "load", "reduce", "spawn", "task"]
 __version__ = "0.1.0"
 
 
@@ -50,3 +50,12 @@ class RunnableTask(Task):
 def task(fn: Callable[..., Any]) -> RunnableTask:
     """Mark a function as a task of the spawn language (DESIGN.md section 2)."""
     return RunnableTask(fn)
+
+
+def load(path: str) -> LoadedProgram:
+    """Check a program file, Python or Cilk C (``.c``), and return its tasks to run from
+    Python: ``revec.load("sum.c").dsum.run(np.arange(10, dtype=np.int32), 10)``
+    (:func:`revec.api.load`)."""
+    from revec.api import load as load_file
+
+    return load_file(path)

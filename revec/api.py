@@ -251,3 +251,46 @@ def result_of(program: ir.Program, res: RunResult) -> RunResult:
     res.reducers = {k: v for k, v in res.reducers.items()
                     if k in program.reducers and not program.reducers[k].hidden}
     return res
+
+
+class LoadedTask:
+    """A task of a loaded program file (:func:`load`): ``run(*args, **options)`` runs it
+    as :func:`run_program` does; array parameters take lists or NumPy arrays."""
+
+    def __init__(self, path: str, name: str) -> None:
+        self.path, self.name = path, name
+
+    def run(self, *args: Any, **options: Any) -> RunResult:
+        return run_program(self.path, self.name, args, **options)
+
+    def __repr__(self) -> str:
+        return f"<revec task {self.name} of {self.path}>"
+
+
+class LoadedProgram:
+    """A checked program file, Python or Cilk C: ``load("sum.c").dsum.run(values, 10)``."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self.program = get_program(path)  # checked now: errors are raised here
+
+    @property
+    def tasks(self) -> list[str]:
+        return sorted(self.program.tasks)
+
+    def __getattr__(self, name: str) -> LoadedTask:
+        program = self.__dict__.get("program")  # absent while unpickling
+        if program is None or name not in program.tasks:
+            raise AttributeError(f"no task '{name}' in {self.__dict__.get('path')}")
+        return LoadedTask(self.path, name)
+
+    def __getitem__(self, name: str) -> LoadedTask:
+        if name not in self.program.tasks:
+            raise KeyError(f"no task '{name}' in {self.path} (tasks: {', '.join(self.tasks)})")
+        return LoadedTask(self.path, name)
+
+
+def load(path: str | Path) -> LoadedProgram:
+    """Check a program file (a ``.c`` file is Cilk C) and return its tasks to run from
+    Python: ``revec.load("knapsack.c").knapsack.run(values, weights, 10)``."""
+    return LoadedProgram(path)

@@ -29,6 +29,7 @@ import numpy as np
 
 from revec.api import RunResult, compiled_task, get_program, result_of, root_args
 from revec.errors import RevecError
+from revec.frontend.inputs import bind_inputs
 from revec.runtime.memory import default_budget
 from revec.runtime.workers import default_workers, merge_accs, run_stats
 from revec.transforms.schedule import Schedule
@@ -60,11 +61,15 @@ def _program_path(path: str, source: str) -> str:
 
 def run_chunk(path: str, source: str, task: str, rargs: tuple[Any, ...],
               frames: list[np.ndarray], count: int, depth: int, schedule: Schedule,
-              max_memory: int, workers: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+              max_memory: int, workers: int | None, inputs: tuple[Any, ...] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """One Dask task: the schedule from ``count`` thread frames (one array per column,
-    tree level ``depth``); returns the
-    accumulators, per-level statistics, driver statistics and seconds."""
+    tree level ``depth``); ``inputs``: the root call's arguments when the task has array
+    inputs (bound here as on the caller's side).  Returns the accumulators, per-level
+    statistics, driver statistics and seconds."""
     program = get_program(_program_path(path, source))
+    if inputs is not None:
+        program = bind_inputs(program, task, inputs)[0]
     ctask = compiled_task(program, task, "c")
     raw = ctask.run_raw(rargs, schedule, max_memory, workers or _chunk_workers(),
                         frames=frames, depth=depth, count=count)
@@ -107,8 +112,13 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
         from distributed import Client, LocalCluster, as_completed
     except ImportError:  # pragma: no cover - a dependency
         raise RevecError("Dask runs need the 'distributed' package") from None
-    program = get_program(path)
-    rargs = root_args(program, task, args)
+    program, scalars, user_args = bind_inputs(get_program(path), task, args)
+    inputs = None
+    if program.tasks[task].arrays:  # the chunks bind the same arrays
+        pos = {ap.position: ap.array for ap in program.tasks[task].arrays}
+        inputs = tuple(program.arrays[pos[i]] if i in pos else a
+                       for i, a in enumerate(user_args))
+    rargs = root_args(program, task, scalars)
     schedule = Schedule.make(variant, block_size, reexp_threshold, simd_width)
     budget = default_budget() if max_memory is None else max_memory
     if budget < 0:
@@ -148,14 +158,14 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
             from dask.base import tokenize
 
             token = tokenize(source, task, rargs, schedule, budget, workers, n,
-                             raw.frontier_depth, frontier)
+                             raw.frontier_depth, frontier, inputs)
             futures = []
             for i in range(len(bounds) - 1):
                 part = [a[bounds[i]: bounds[i + 1]] for a in frontier]
                 futures.append(client.submit(
                     run_chunk, str(Path(path).resolve()), source, task, rargs, part,
                     int(bounds[i + 1] - bounds[i]), raw.frontier_depth, schedule, budget,
-                    workers, key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
+                    workers, inputs, key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
             index = {f.key: i for i, f in enumerate(futures)}
             results: list[Any] = [None] * len(futures)
             done = 0

@@ -27,7 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("run", help="run a task program")
     p.add_argument("file")
     p.add_argument("task")
-    p.add_argument("args", nargs="*", help="root arguments (defaults fill the rest)")
+    p.add_argument("args", nargs="*",
+                   help="root arguments (defaults fill the rest); an array parameter's "
+                   "argument is a file: a .npy file, or a text file of whitespace-separated "
+                   "numbers, one row per line (several columns: a 2-D array)")
     p.add_argument("--variant", choices=VARIANTS, default="reexp")
     p.add_argument("--backend", choices=registry.choices(), default=None,
                    help="auto (default): C when a working C compiler is found, else numba; "
@@ -141,8 +144,8 @@ def _compile(args: argparse.Namespace) -> None:
     from revec.api import compiled_task, get_program
 
     program = get_program(args.file)
-    if args.task not in program.tasks:
-        return  # run_program names the tasks
+    if args.task not in program.tasks or program.tasks[args.task].arrays:
+        return  # run_program names the tasks; a task's array inputs are bound first
     backend = resolve_backend(args.backend or "auto")
     with announce_slow(f"compiling {args.file} task {args.task} for the {backend} back end "
                        "(once; later runs load it from the cache) ..."):
