@@ -211,11 +211,11 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                compaction: str | None = None, workers: int | None = 1) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    program, args, user_args = bind_inputs(program, task, args)
+    program, args, _ = bind_inputs(program, task, args)
     rargs = root_args(program, task, args)
     if variant == "seq":
         reducers, stats = run_sequential(program, task, reference_args(
-            program.tasks[task], rargs, user_args))
+            program, program.tasks[task], rargs))
         return result_of(program, RunResult(task, rargs, variant, "python", None, reducers,
                                            stats))
     backend = resolve_backend(backend)
@@ -229,15 +229,16 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                                       stats))
 
 
-def reference_args(t: ir.TaskDef, rargs: tuple[Any, ...], user_args: tuple[Any, ...]
+def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]
                    ) -> tuple[Any, ...]:
     """The plain reference run's arguments: the converted scalars, and each array
-    argument as the caller passed it (a Python task takes its own list or array)."""
+    argument as the bound NumPy array of its declared element type (a ``list[int]``'s
+    elements are int64 in every run, as the compiled ones compute)."""
     if not t.arrays:
         return rargs[:len(t.user_params)]
     scalars = iter(rargs[:len(t.user_params)])
-    arrays = {ap.position for ap in t.arrays}
-    return tuple(user_args[i] if i in arrays else next(scalars) for i in range(t.arity))
+    arrays = {ap.position: program.arrays[ap.array] for ap in t.arrays}
+    return tuple(arrays[i] if i in arrays else next(scalars) for i in range(t.arity))
 
 
 def result_of(program: ir.Program, res: RunResult) -> RunResult:

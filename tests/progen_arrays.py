@@ -53,7 +53,7 @@ def array_program(seed: int) -> ArrayProgram:
     n = rng.randint(1, 40)
     data = np.array([rng.randint(-300, 300) for _ in range(n)], dtype=dt)
     t = rng.randint(1, 3)
-    pt, ct = PY_TYPES[dt], C_TYPES[dt]
+    ct = C_TYPES[dt]
     gate = rng.random() < 0.4  # spawn the left half only when an element says so
     gk = rng.randint(2, 4)
     if shape == "range":
@@ -62,7 +62,7 @@ def array_program(seed: int) -> ArrayProgram:
         c_split = py_split.replace("m = ", "int m = ").replace("//", "/") + ";"
         py_gate = f"if a[lo] % {gk} != 0:" if gate else "if True:"
         c_gate = f"a[lo] % {gk} != 0" if gate else "1"
-        sig_py = f"a: list[int], lo: np.int32, hi: np.int32, d: np.int32"
+        sig_py = "a: list[int], lo: np.int32, hi: np.int32, d: np.int32"
         base_py, base_c = "hi - lo <= " + str(t), "hi - lo <= " + str(t)
         loop_py, loop_c = "range(lo, hi)", "int i = lo; i < hi; i++"
         left_py, right_py = "a, lo, m, d + 1", "a, m, hi, d + 1"
@@ -77,7 +77,7 @@ def array_program(seed: int) -> ArrayProgram:
         c_split = "int h = n / 2;"
         py_gate = f"if a[0] % {gk} != 0:" if gate else "if True:"
         c_gate = f"a[0] % {gk} != 0" if gate else "1"
-        sig_py = f"a: list[int], n: np.int32, d: np.int32"
+        sig_py = "a: list[int], n: np.int32, d: np.int32"
         base_py, base_c = f"n <= {t}", f"n <= {t}"
         loop_py, loop_c = "range(n)", "int i = 0; i < n; i++"
         left_py = rng.choice(["a[:h], h, d + 1", "a, h, d + 1"])
@@ -90,7 +90,6 @@ def array_program(seed: int) -> ArrayProgram:
     c_leaf = leaf.replace("a[-1]", "a[n - 1]")
     if shape == "range":
         c_leaf = leaf
-    init_py = "np.iinfo(np.int64).min"
     python = f'''import numpy as np
 from revec import task, spawn, reduce, Reducer
 
@@ -141,7 +140,6 @@ int main(void) {{
     return 0;
 }}
 '''
-    _ = init_py, pt
     return ArrayProgram(seed, shape, python, c, c_main, args, op)
 
 
