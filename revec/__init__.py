@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from revec.lang import Reducer, Task, reduce, spawn
+from revec.lang import Output, Reducer, Task, reduce, spawn
 
 if TYPE_CHECKING:
     from revec.api import LoadedProgram, RunResult
 
-__all__ = ["Reducer", "RunnableTask", "Task", "load", "reduce", "spawn", "task"]
+__all__ = ["Output", "Reducer", "RunnableTask", "Task", "load", "reduce", "spawn", "task"]
 __version__ = "0.1.0"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from revec.backends import registry
 from revec.errors import RevecError
 from revec.frontend import arg_value, load_program
 from revec.frontend.inputs import bind_inputs
+from revec.frontend.outputs import start_outputs
 from revec.runtime.memory import default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
@@ -56,10 +57,19 @@ class RunResult:
     # the returned value of a task that returns one (None for a spawn/reduce task)
     result: Any = None
     has_result: bool = False
+    # every output array the task wrote, by parameter name (a caller's own writable NumPy
+    # array is filled in place too); ``outputs_checked``: the engine that checked that no
+    # two tasks write one element (check_outputs=True), else None
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    outputs_checked: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         stats = self.stats.to_json()
-        extra = {"result": np.asarray(self.result).item()} if self.has_result else {}
+        extra: dict[str, Any] = {"result": np.asarray(self.result).item()} \
+            if self.has_result else {}
+        if self.outputs:
+            extra["outputs"] = {k: output_json(v) for k, v in self.outputs.items()}
+            extra["outputs_checked"] = self.outputs_checked
         return {
             "task": self.task,
             "args": [np.asarray(a).item() for a in self.args],
@@ -74,6 +84,27 @@ class RunResult:
             "workers": self.stats.workers,
             "stats": stats,
         }
+
+
+OUTPUT_JSON_VALUES = 1000  # an output up to this many elements is in the JSON in full
+
+
+def output_json(a: np.ndarray) -> dict[str, Any]:
+    """An output array in ``revec run --json``: its shape and element type, its values
+    when small, and the sum and count of non-zero elements."""
+    out: dict[str, Any] = {"shape": list(a.shape), "dtype": a.dtype.name,
+                           "sum": np.asarray(a.sum()).item(), "nonzero": int(np.count_nonzero(a))}
+    if a.size <= OUTPUT_JSON_VALUES:
+        out["values"] = a.tolist()
+    return out
+
+
+def output_summary(name: str, a: np.ndarray) -> str:
+    """One line about an output array (``revec run`` without ``--json``)."""
+    shown = np.array2string(a.reshape(-1)[:10], separator=" ", threshold=10)
+    more = f" ... ({a.size} elements)" if a.size > 10 else ""
+    return (f"output {name}: {a.dtype.name} {tuple(a.shape)} = {shown}{more}; "
+            f"sum {np.asarray(a.sum()).item()}")
 
 
 @functools.lru_cache(maxsize=32)
@@ -190,9 +221,14 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
                 variant: str = "reexp", backend: str = "auto",
                 block_size: int | None = None, reexp_threshold: int | None = None,
                 simd_width: int | None = None, max_memory: int | None = None,
-                compaction: str | None = None, workers: int | None = 1) -> RunResult:
+                compaction: str | None = None, workers: int | None = 1,
+                check_outputs: bool = False) -> RunResult:
     """Run a task program (``backend="auto"``: C if a working compiler is found, else
-    numba).  ``max_memory``: bytes of thread frames the run may hold
+    numba).  An output array argument (``Output[...]`` / a C pointer tasks write) is
+    filled in place when it is a writable NumPy array of its shape, and every output
+    is in ``RunResult.outputs``; ``check_outputs``: first run the sequential reference
+    recording which task writes each element of each output, and fail naming both
+    tasks when two write one (the compiled runs do not check).  ``max_memory``: bytes of thread frames the run may hold
     (default: half of the machine's memory; 0: no limit); a run that would need more
     stops with :class:`revec.runtime.memory.MemoryBudgetError`.  ``workers``: threads
     running the schedule with work stealing (default 1; None: the cores this process
@@ -201,32 +237,69 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
     return run_loaded(program, task, args, variant=variant, backend=backend,
                       block_size=block_size, reexp_threshold=reexp_threshold,
                       simd_width=simd_width, max_memory=max_memory, compaction=compaction,
-                      workers=workers)
+                      workers=workers, check_outputs=check_outputs)
 
 
 def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any] = (), *,
                variant: str = "reexp", backend: str = "auto",
                block_size: int | None = None, reexp_threshold: int | None = None,
                simd_width: int | None = None, max_memory: int | None = None,
-               compaction: str | None = None, workers: int | None = 1) -> RunResult:
+               compaction: str | None = None, workers: int | None = 1,
+               check_outputs: bool = False) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    program, args, _ = bind_inputs(program, task, args)
+    program, args, user_args = bind_inputs(program, task, args)
     rargs = root_args(program, task, args)
+    checked = None
+    if check_outputs:
+        with start_outputs(program, task, user_args) as outs:
+            reducers, stats = run_checked(program, task, rargs)
+        checked = "the sequential reference"
+        if variant == "seq":
+            res = RunResult(task, rargs, variant, "python", None, reducers, stats,
+                            outputs=outs.results, outputs_checked=checked)
+            return result_of(program, res)
     if variant == "seq":
-        reducers, stats = run_sequential(program, task, reference_args(
-            program, program.tasks[task], rargs))
+        with start_outputs(program, task, user_args) as outs:
+            reducers, stats = run_sequential(program, task, reference_args(
+                program, program.tasks[task], rargs))
         return result_of(program, RunResult(task, rargs, variant, "python", None, reducers,
-                                           stats))
+                                           stats, outputs=outs.results))
     backend = resolve_backend(backend)
     schedule = Schedule.make(variant, block_size, reexp_threshold, simd_width)
     runner = compiled_task(program, task, backend, compaction)
     budget = default_budget() if max_memory is None else max_memory
     if budget < 0:
         raise RevecError(f"max_memory must not be negative, got {budget}")
-    reducers, stats = runner.run(rargs, schedule, budget, check_workers(workers))
+    with start_outputs(program, task, user_args) as outs:
+        reducers, stats = runner.run(rargs, schedule, budget, check_workers(workers))
     return result_of(program, RunResult(task, rargs, variant, backend, schedule, reducers,
-                                      stats))
+                                        stats, outputs=outs.results,
+                                        outputs_checked=checked))
+
+
+def run_checked(program: ir.Program, task: str, rargs: tuple[Any, ...]
+                ) -> tuple[dict[str, Any], RunStats]:
+    """The sequential reference over output arrays that record which task writes each
+    element (:class:`revec.frontend.outputs.CheckedOutput`): two tasks writing one
+    element is a :class:`RevecError` naming both."""
+    import dataclasses
+
+    from revec.frontend.outputs import checked_array, trace_off, trace_on
+
+    names = {ap.array: ap.name for t in program.tasks.values() for ap in t.arrays}
+    checked = {k: checked_array(program.arrays[k], names.get(k, k)) for k in program.outputs}
+    arrays = {**program.arrays, **checked}
+    module = program.module
+    rebind = getattr(module, "__revec_rebind__", None)
+    if rebind is not None:  # a generated reference (C): its globals hold the arrays
+        module = rebind(arrays)
+    run = dataclasses.replace(program, arrays=arrays, module=module)
+    trace_on()
+    try:
+        return run_sequential(run, task, reference_args(run, run.tasks[task], rargs))
+    finally:
+        trace_off()
 
 
 def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]

@@ -237,6 +237,19 @@ class Spawn(Stmt):
 
 
 @dataclass(frozen=True)
+class Store(Stmt):
+    """``array[i, ...] = value`` on an *output* array (an :class:`InputDecl` with
+    ``output``): the element a task writes and no other task writes.  ``indices`` are
+    int64, one per dimension, the first already shifted by the task's view offset;
+    ``value`` is already converted to the array's element type.  Outputs are never
+    read, so the order of two tasks' stores does not matter (docs/design.md)."""
+
+    array: str
+    indices: tuple[Expr, ...]
+    value: Expr
+
+
+@dataclass(frozen=True)
 class Reduce(Stmt):
     reducer: str
     value: Expr  # already converted to the reducer's type
@@ -292,6 +305,7 @@ class ArrayParam:
     offset: str
     end: str | None
     loc: SourceLoc
+    output: bool = False  # an output array: written (ir.Store), never read
 
 
 @dataclass(frozen=True)
@@ -307,6 +321,9 @@ class InputDecl:
     task: str | None = None  # the task whose parameter it is (None: a global)
     param: str | None = None
     field: str | None = None
+    # an output array: tasks write it (ir.Store) at elements no two tasks share, never
+    # read it; the run hands it back to the caller (revec/frontend/outputs.py)
+    output: bool = False
 
 
 @dataclass(frozen=True)
@@ -366,6 +383,11 @@ class Program:
     # arrays the root call supplies (their placeholder in ``arrays`` until bound:
     # revec.frontend.inputs.bind_inputs puts the caller's arrays there)
     inputs: dict[str, InputDecl] = field(default_factory=dict)
+
+    @property
+    def outputs(self) -> dict[str, InputDecl]:
+        """The output arrays among :attr:`inputs` (written by tasks, handed back)."""
+        return {k: d for k, d in self.inputs.items() if d.output}
 
 
 def speculable(e: Expr) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 
@@ -42,6 +42,27 @@ def to_scalar(value: Any, scalar_type: type[np.generic]) -> np.generic:
     except OverflowError:
         # A Python int outside the target range: wrap like a fixed-width cast.
         return cast(np.generic, np.asarray(value).astype(scalar_type)[()])
+
+
+E = TypeVar("E")
+# the checking mode of output arrays (revec/frontend/outputs.py): the tasks running, as
+# (serial, "task(arguments)"), innermost last; None when not checking
+OUTPUT_TRACE: list[tuple[int, str]] | None = None
+
+
+class Output(Generic[E]):
+    """Annotation of a task's output array parameter: ``out: Output[np.int64]``.
+
+    A task writes it (``out[i] = v``; ``out[i, j] = v`` for a 2-D one, the dimensions are
+    those of its uses) at elements no two tasks share, never reads it, and passes it
+    unchanged (or a slice ``out[k:]``) to its spawns.  At run time it is the caller's
+    NumPy array, filled in place (plain Python: an ordinary ``ndarray``)."""
+
+    def __setitem__(self, key: Any, value: Any) -> None: ...  # pragma: no cover
+
+    def __getitem__(self, key: Any) -> Any: ...  # pragma: no cover
+
+    def __len__(self) -> int: ...  # pragma: no cover
 
 
 class Reducer:
@@ -107,8 +128,18 @@ class Task:
         """The sequential reference: plain Python recursion on numpy scalars (a result
         takes the annotated result type, with wraparound)."""
         conv = [a if t is None else to_scalar(a, t) for a, t in zip(args, self.param_types)]
-        with np.errstate(all="ignore"):
-            value = self.fn(*conv)
+        if OUTPUT_TRACE is not None:  # the checking mode of outputs: stores name the task
+            from revec.frontend.outputs import pop_task, push_task
+
+            push_task(self.__name__, self.param_names, tuple(conv))
+            try:
+                with np.errstate(all="ignore"):
+                    value = self.fn(*conv)
+            finally:
+                pop_task()
+        else:
+            with np.errstate(all="ignore"):
+                value = self.fn(*conv)
         if value is not None and self.result_type is not None:
             return to_scalar(value, self.result_type)
         return value

@@ -99,6 +99,8 @@ class CModuleGen:
             a = self.program.arrays[name]
             if name in self.inline_arrays:
                 out.append(self.array_data(name))
+            elif name in self.program.outputs:  # written by the tasks (ir.Store)
+                out.append(f"static {ctype(ir.Ty(a.dtype))} *a_{name};")
             else:
                 out.append(f"static const {ctype(ir.Ty(a.dtype))} *a_{name};")
         for r in self.bp.reducers:
@@ -440,9 +442,29 @@ class CModuleGen:
     def bind_arrays(self) -> list[str]:
         """An entry point's statements pointing the module's arrays (those not written
         into the source) at the caller's ``arrays[i]``, in name order."""
-        return [f"    a_{name} = (const {ctype(ir.Ty(self.program.arrays[name].dtype))} *)"
+        return [f"    a_{name} = ({'' if name in self.program.outputs else 'const '}"
+                f"{ctype(ir.Ty(self.program.arrays[name].dtype))} *)"
                 f"arrays[{i}];" for i, name in enumerate(self.arrays)
                 if name not in self.inline_arrays]
+
+    def store(self, s: ir.Store, ind: str) -> list[str]:
+        """``out[i, ...] = value`` on an output array through its pointer; an index out
+        of range (negative ones count from the end, except the first, already shifted by
+        the task's view) stores nothing and sets the error flag byte after the array's
+        elements (revec/frontend/outputs.py: the run then fails)."""
+        a = self.program.arrays[s.array]
+        lines = [f"{ind}{{"]
+        conds = []
+        flat = ""
+        for d, i in enumerate(s.indices):
+            e = self.expr(i)
+            lines.append(f"{ind}    int64_t _s{d} = {f'rv_idx({e}, {a.shape[d]})' if d else e};")
+            conds.append(f"(uint64_t)_s{d} < (uint64_t){a.shape[d]}")
+            flat = f"_s{d}" if not d else f"({flat}) * {a.shape[d]} + _s{d}"
+        lines += [f"{ind}    if ({' && '.join(conds)}) a_{s.array}[{flat}] = {self.expr(s.value)};",
+                  f"{ind}    else ((uint8_t *)a_{s.array})[{a.nbytes}] = 1;",
+                  f"{ind}}}"]
+        return lines
 
     def seq(self) -> str:
         t = self.t

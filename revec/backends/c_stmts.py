@@ -45,6 +45,8 @@ class CGen(Protocol):
 
     def reduce(self, s: ir.Reduce, ind: str, prefix: str = "acc_") -> list[str]: ...
 
+    def store(self, s: ir.Store, ind: str) -> list[str]: ...
+
     def locals_decl(self, locals_: dict[str, ir.Ty], ind: str) -> list[str]: ...
 
 
@@ -192,4 +194,6 @@ class CStmts:
                     self.gen.spawn_seq(s, ind)
             case ir.Reduce():
                 return self.gen.reduce(s, ind, "la_" if self.mode == "kernel" else "acc_")
+            case ir.Store():
+                return self.gen.store(s, ind)
         raise AssertionError(f"unhandled IR statement {type(s).__name__}")

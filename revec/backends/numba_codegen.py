@@ -313,6 +313,10 @@ class NumbaModuleGen:
                 w(f"    {arr(name)} = A_{name}")
                 continue
             view = f"consts[{i}].view({np_type(ir.Ty(a.dtype), '')})"
+            if name in self.program.outputs:
+                # the output's bytes, then its error flag byte (a store out of range)
+                w(f"    f_{name} = consts[{i}]")
+                view = f"consts[{i}][:{a.nbytes}].view({np_type(ir.Ty(a.dtype), '')})"
             if a.ndim > 1:
                 view += f".reshape({tuple(a.shape)})"
             w(f"    {arr(name)} = {view}")
@@ -535,7 +539,7 @@ class NumbaModuleGen:
         L += ["    for j in range(ni):"]
         L += self.load_fields("        ", "q_", step.reads)
         L += [f"        {var(n)} = {zero_of(ty, '')}" for n, ty in sorted(bp.task.locals.items())]
-        stm = StmtEmitter(self.expr, var, spawn=self.lock_spawn, reduce=self.reduce,
+        stm = StmtEmitter(self.expr, var, spawn=self.lock_spawn, reduce=self.reduce, store=self.store,
                           positions=True)
         L += stm.block(shape.prefix, "        ", 0) if shape.prefix else []
         if isinstance(loop, ir.For):
@@ -554,7 +558,7 @@ class NumbaModuleGen:
         loop = shape.loop
         assert step.lanes == 1, "numba kernels run the active threads one by one"
         dynamic = step.dynamic
-        stm = StmtEmitter(self.expr, var, spawn=self.lock_spawn, reduce=self.reduce,
+        stm = StmtEmitter(self.expr, var, spawn=self.lock_spawn, reduce=self.reduce, store=self.store,
                           positions=True)
         L = ["    # phase B: iteration it of every active thread makes its spawn it; the",
              "    # state is updated in place, the threads whose loop goes on -> sb_*",
@@ -649,7 +653,8 @@ class NumbaModuleGen:
         lines = self.load_fields(ind, src, reads)
         for name, ty in sorted(locals_.items()):
             lines.append(f"{ind}{var(name)} = {zero_of(ty, '')}")
-        stm = StmtEmitter(self.expr, var, spawn=self.spawn, reduce=self.reduce, positions=True)
+        stm = StmtEmitter(self.expr, var, spawn=self.spawn, reduce=self.reduce, positions=True,
+                          store=self.store)
         if not contains_return(stmts):
             return lines + stm.block(stmts, ind, 0)
         lines.append(f"{ind}_ret = False")
@@ -688,6 +693,25 @@ class NumbaModuleGen:
         lines.append(f"{ind}kcnt[si] += 1")
         lines.append(f"{ind}si += 1")
         return lines
+
+    def store(self, s: ir.Store, ind: str) -> list[str]:
+        """``out[i, ...] = value`` on an output array: an index out of range (negative
+        ones count from the end, except the first, already shifted by the view's
+        offset) stores nothing and sets the array's error flag byte (the run then fails
+        with a RevecError)."""
+        a = self.program.arrays[s.array]
+        lines, conds = [], []
+        for d, i in enumerate(s.indices):
+            lines.append(f"{ind}_s{d} = {self.expr(i)}")
+            if d:
+                lines.append(f"{ind}if _s{d} < 0:")
+                lines.append(f"{ind}    _s{d} += {a.shape[d]}")
+            conds.append(f"0 <= _s{d} < {a.shape[d]}")
+        at_ = ", ".join(f"_s{d}" for d in range(len(s.indices)))
+        return lines + [f"{ind}if {' and '.join(conds)}:",
+                        f"{ind}    {arr(s.array)}[{at_}] = {self.expr(s.value)}",
+                        f"{ind}else:",
+                        f"{ind}    f_{s.array}[{a.nbytes}] = 1"]
 
     def reduce(self, s: ir.Reduce, ind: str, pc: str | None = None) -> list[str]:
         """A reduction; with ``pc`` (lane code, numba_lanes.py) its value counts only

@@ -29,6 +29,7 @@ from revec import ir
 from revec.backends.gc_pause import gc_paused
 from revec.backends.numba_codegen import generate_numba_module
 from revec.files import write_atomic
+from revec.frontend.outputs import raw_buffer
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
@@ -241,9 +242,13 @@ class NumbaTask:
         self.driver = run_schedule
         self._recorded = False
         self.compile_seconds = time.perf_counter() - t0
+        # an output's working buffer itself (the kernels store into it; its flag byte
+        # after the elements), every other array a copy of its bytes
         self.const_arrays = [
+            raw_buffer(program.arrays[a]) if a in program.outputs else
             np.ascontiguousarray(program.arrays[a]).reshape(-1).view(np.uint8).copy()
             for a in sorted(program.arrays)] or [np.zeros(8, np.uint8)]
+        self.shared = [a in program.outputs for a in sorted(program.arrays)] or [False]
         self.consts = bytes_list(self.const_arrays)
         # invariant parameters are read from the root's slot only: width 0 tells the
         # driver not to grow, scratch or move their columns
@@ -360,7 +365,9 @@ class NumbaTask:
         # each worker its own list of the constant arrays: a kernel takes list items,
         # and the reference counts of one shared list's items would be written by every
         # worker on every block
-        consts = [self.consts] + [bytes_list([c.copy() for c in self.const_arrays])
+        # (an output's list item is a view of the one buffer every worker stores into)
+        consts = [self.consts] + [bytes_list([c[:] if shared else c.copy() for c, shared in
+                                              zip(self.const_arrays, self.shared)])
                                   for _ in range(1, workers)]
         interrupt.clear()
         out: list[Any] = [None] * workers

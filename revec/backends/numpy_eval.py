@@ -361,12 +361,34 @@ class Threads:
                 if self.on_spawn is None:
                     raise AssertionError("a spawn in statements that cannot spawn")
                 self.on_spawn(s, live, self.lanes(live))
+            case ir.Store(array=name, indices=idx, value=v):
+                self.store(name, idx, v, live)
             case ir.Reduce(reducer=r, value=v):
                 if self.on_reduce is None:
                     raise AssertionError("a reduce in statements that cannot reduce")
                 self.on_reduce(r, self.value(v, live))
             case _:
                 raise AssertionError(f"unhandled IR statement {type(s).__name__}")
+
+    def store(self, name: str, indices: tuple[ir.Expr, ...], value: ir.Expr,
+              live: Mask) -> None:
+        """``out[i, ...] = value`` on the lanes of ``live``: a scatter in lane order (no
+        two tasks share an element, so the order does not matter).  An index out of
+        range (negative ones count from the end, except the first, already shifted by
+        the task's view) is an error."""
+        table = self.ev.program.arrays[name]
+        lanes = self.lanes(live)
+        idx = []
+        for d, i in enumerate(indices):
+            at = cast(self.ev.expr(i, lanes), np.dtype(np.int64))
+            if d:
+                at = np.where(at < 0, at + table.shape[d], at)
+            bad = (at < 0) | (at >= table.shape[d])
+            if bad.any():
+                raise RevecError(f"a task stored into an output at index {int(at[bad][0])}, "
+                                 f"outside its shape {tuple(table.shape)}")
+            idx.append(at)
+        table[tuple(idx)] = cast(self.ev.expr(value, lanes), table.dtype)
 
     def for_loop(self, var: str, start: ir.Expr, stop: ir.Expr, step: ir.Expr,
                  body: tuple[ir.Stmt, ...], live: Mask, flow: Flow) -> None:

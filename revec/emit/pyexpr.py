@@ -141,13 +141,15 @@ class StmtEmitter:
     def __init__(self, expr: ExprEmitter, var: Callable[[str], str],
                  spawn: Callable[[ir.Spawn, str], list[str]] | None = None,
                  reduce: Callable[[ir.Reduce, str], list[str]] | None = None,
-                 in_task: bool = True, positions: bool = False) -> None:
+                 in_task: bool = True, positions: bool = False,
+                 store: Callable[[ir.Store, str], list[str]] | None = None) -> None:
         # tag each statement's lines with its source position (revec.emit.writer.at)
         self.positions = positions
         self.expr = expr
         self.var = var
         self.spawn = spawn
         self.reduce = reduce
+        self.store = store  # a store to an output array (ir.Store)
         self.in_task = in_task
 
     def block(self, stmts: tuple[ir.Stmt, ...], ind: str, loop_depth: int) -> list[str]:
@@ -209,6 +211,9 @@ class StmtEmitter:
             case ir.Reduce():
                 assert self.reduce is not None
                 return self.reduce(s, ind)
+            case ir.Store():
+                assert self.store is not None, "a store where outputs cannot be written"
+                return self.store(s, ind)
         raise AssertionError(f"unhandled IR statement {type(s).__name__}")
 
     def after_loop(self, body: tuple[ir.Stmt, ...], ind: str) -> list[str]:

@@ -261,7 +261,8 @@ class FunctionBuilder:
         return len([p for p in self.params if not p.hidden]) + len(self.array_params)
 
     def array_param(self, name: str, position: int, dtype: DType, ndim: int, node: Any,
-                    *, with_end: bool, taken: set[str]) -> ir.ArrayParam:
+                    *, with_end: bool, taken: set[str], output: bool = False
+                    ) -> ir.ArrayParam:
         """The task parameter ``name`` (argument ``position``) is a read-only array of
         ``ndim`` dimensions of ``dtype``: an input of the program (a placeholder in the
         program's arrays until the root call binds it) and one or two hidden int64
@@ -269,6 +270,9 @@ class FunctionBuilder:
         from ``taken`` (every name the function uses).  The adapter appends
         :meth:`array_fields` after the scalar parameters."""
         if self.kind != "task":
+            if output:
+                self.error(f"parameter '{name}' is an output array; only a task writes "
+                           "outputs (a helper returns the value, the task stores it)", node)
             self.error(f"parameter '{name}' is an array; only a task's parameters may be "
                        "arrays so far (pass a helper the elements it needs)", node)
         if np.dtype(dtype) not in ir.SUPPORTED_DTYPES:
@@ -282,13 +286,14 @@ class FunctionBuilder:
             self.error(f"the input array of parameter '{name}' would be named '{key}', "
                        "which the program already uses", node)
         loc = self.loc(node)
-        self.ctx.inputs[key] = ir.InputDecl(key, np.dtype(dtype), ndim, loc, self.name, name)
+        self.ctx.inputs[key] = ir.InputDecl(key, np.dtype(dtype), ndim, loc, self.name, name,
+                                            output=output)
         self.ctx.arrays[key] = np.zeros((0,) * ndim, dtype)
         taken = taken | {p.name for p in self.params} | set(self.locals) | {
             f for a in self.array_params for f in (a.offset, a.end) if f is not None}
         off = _fresh_name(f"{name}_off", taken)
         end = _fresh_name(f"{name}_end", taken | {off}) if with_end else None
-        ap = ir.ArrayParam(name, position, key, off, end, loc)
+        ap = ir.ArrayParam(name, position, key, off, end, loc, output)
         self.array_params += (ap,)
         return ap
 
@@ -312,6 +317,18 @@ class FunctionBuilder:
         """An element of the array parameter ``ap`` indexed by the nodes ``indices`` (one
         per dimension).  The first index counts from the task's view: from its offset,
         and (Python, where the view has an end) a negative one from its end."""
+        if ap.output:
+            self.error(f"reads the output array '{ap.name}'; tasks only write outputs, each "
+                       "element by one task (in-place sorting and other read-write patterns "
+                       "are not supported: read an input, write an output)", node)
+        decl = self.ctx.inputs[ap.array]
+        return ir.ArrayRef(self.loc(node), Ty(decl.dtype), ap.array,
+                           self.element_indices(ap, indices, node))
+
+    def element_indices(self, ap: ir.ArrayParam, indices: Sequence[Any], node: Any
+                        ) -> tuple[ir.Expr, ...]:
+        """The indices of an element of the array parameter ``ap`` (see
+        :meth:`input_element`), the first shifted by the task's view."""
         decl = self.ctx.inputs[ap.array]
         if len(indices) != decl.ndim:
             self.error(f"array '{ap.name}' has {decl.ndim} dimension(s) but is indexed with "
@@ -327,7 +344,24 @@ class FunctionBuilder:
             negative = ir.Compare(loc, ir.BOOL, "<", first, ir.Const(loc, INT64, 0))
             shifted = ir.IfExp(loc, INT64, negative, ir.BinOp(loc, INT64, "+", end, first),
                                shifted)
-        return ir.ArrayRef(loc, Ty(decl.dtype), ap.array, (shifted, *idx[1:]))
+        return (shifted, *idx[1:])
+
+    def output_store(self, ap: ir.ArrayParam, indices: Sequence[Any], value: Any,
+                     node: Any) -> ir.Store:
+        """``out[i, ...] = value`` on the output array parameter ``ap``: a store of the
+        element (the value converted to the element type, as an assignment does)."""
+        if self.kind != "task":
+            self.error(f"writes the output array '{ap.name}' in a helper; only a task "
+                       "writes outputs (return the value and store it in the task)", node)
+        if self.section == "prologue":
+            self.error(f"writes the output array '{ap.name}' before the is-base test; "
+                       "write outputs in the base case or the inductive case", node)
+        decl = self.ctx.inputs[ap.array]
+        loc = self.loc(node)
+        idx = tuple(ir.Cast(loc, INT64, i) if i.ty != INT64 else i
+                    for i in self.element_indices(ap, indices, node))
+        val = self.expr(value)
+        return ir.Store(self.loc(node), ap.array, idx, self.convert(val, Ty(decl.dtype)))
 
     def slice_view(self, ap: ir.ArrayParam, start: Any | None, stop: Any | None, node: Any
                    ) -> tuple[ir.Expr, ir.Expr]:

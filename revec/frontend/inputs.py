@@ -23,6 +23,7 @@ import numpy as np
 
 from revec import ir
 from revec.errors import RevecError
+from revec.frontend.outputs import new_buffer
 
 # bound programs, newest last: a run with the same arrays reuses its program (and so
 # the compiled task the API caches per program)
@@ -114,13 +115,19 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
             continue
         decl = program.inputs[ap.array]
         arrays[ap.array] = input_value(decl, value, f"argument '{ap.name}'")
+    # an output's key is its shape alone: its bound buffer is reused (each run copies
+    # the caller's values in, revec.frontend.outputs.OutputRun)
     key = (id(program), task, tuple(
-        (k, a.dtype.str, a.shape, hashlib.sha1(a.tobytes()).hexdigest())
+        (k, a.dtype.str, a.shape, "output" if program.inputs[k].output
+         else hashlib.sha1(a.tobytes()).hexdigest())
         for k, a in sorted(arrays.items())))
     hit = _BOUND.get(key)
     if hit is not None and hit[1] is program:
         _BOUND.move_to_end(key)
         return hit[0], tuple(scalars), tuple(args)
+    for k, a in arrays.items():
+        if program.inputs[k].output:  # the working buffer the back ends write in place
+            arrays[k] = new_buffer(a.dtype, a.shape)
     ends = {ap.end: len(arrays[ap.array]) for ap in t.arrays if ap.end is not None}
     params = tuple(dataclasses.replace(p, default=ends[p.name]) if p.name in ends else p
                    for p in t.params)

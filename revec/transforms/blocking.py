@@ -189,6 +189,12 @@ def straight_spawns(stmts: tuple[ir.Stmt, ...]) -> bool:
     return True
 
 
+def written_arrays(stmts: tuple[ir.Stmt, ...] | ir.Stmt) -> tuple[str, ...]:
+    """The output arrays the statements store into (:class:`revec.ir.Store`), sorted: a
+    step's writes, its effects besides spawns and reductions."""
+    return tuple(sorted({n.array for n in ir.walk_nodes(stmts) if isinstance(n, ir.Store)}))
+
+
 def strip_final_return(stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
     while stmts and isinstance(stmts[-1], ir.Return):
         stmts = stmts[:-1]

@@ -30,6 +30,7 @@ from revec.transforms.blocking import (
     strip_final_return,
     to_block_program,
     used_vars,
+    written_arrays,
 )
 from revec.transforms.lanes import LaneBody, MakeSpawn, SpawnSite, if_convert, if_convertible
 from revec.transforms.show import expr as show_expr
@@ -176,6 +177,25 @@ class Step:
     @property
     def kind(self) -> str:
         return _KINDS[type(self)]
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """The output arrays the step stores into (its effects besides spawns and
+        reductions): one element per thread and store, no element shared between
+        threads, so a step's stores need no order and no synchronisation."""
+        stmts = getattr(self, "stmts", None)
+        if stmts is None:
+            shape = getattr(self, "shape", None)
+            if isinstance(self, LoopPrefix) and shape is not None:
+                stmts = shape.prefix
+            elif shape is not None:
+                stmts = shape.loop.body
+        return written_arrays(tuple(stmts)) if stmts else ()
+
+    def rendered(self) -> list[str]:
+        """:meth:`detail`, and the step's writes when it has any."""
+        extra = [f"writes (output stores, thread by thread): {', '.join(self.writes)}"]
+        return self.detail() + (extra if self.writes else [])
 
     def detail(self) -> list[str]:
         raise NotImplementedError
@@ -412,6 +432,11 @@ class KernelPlan:
     def step_ids(self) -> tuple[str, ...]:
         return tuple(s.id for s in self.steps)
 
+    @property
+    def writes(self) -> tuple[str, ...]:
+        """Every output array the kernel stores into (see :attr:`Step.writes`)."""
+        return tuple(sorted({a for s in self.steps for a in s.writes}))
+
     def step(self, kind: type[Step]) -> Step | None:
         return next((s for s in self.steps if isinstance(s, kind)), None)
 
@@ -435,7 +460,7 @@ class KernelPlan:
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
-            L += [f"      {x}" for x in s.detail()]
+            L += [f"      {x}" for x in s.rendered()]
         return "\n".join(L) + "\n"
 
 

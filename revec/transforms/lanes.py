@@ -63,6 +63,10 @@ def if_convertible(stmts: tuple[ir.Stmt, ...], top: bool = True) -> bool:
             case ir.Unpack() | ir.ExprStmt():
                 if not top:
                     return False
+            case ir.Store():
+                # a store to an output stays in thread-by-thread code: lane code would
+                # need masked scatters (and every back end's lane printers)
+                return False
             case _:
                 return False
     return True

@@ -85,6 +85,8 @@ def _stmt_exprs(s: ir.Stmt) -> list[ir.Expr]:
             return [v]
         case ir.Unpack(call=c):
             return [c]
+        case ir.Store(indices=ix, value=v):
+            return [*ix, v]
         case ir.If(cond=c) | ir.While(cond=c):
             return [c]
         case ir.For(start=a, stop=b, step=c):

@@ -92,6 +92,8 @@ def stmts(body: tuple[ir.Stmt, ...], task: str, ind: str) -> list[str]:
                 out.append(f"{ind}spawn({task}, {', '.join(expr(a) for a in args)})")
             case ir.Reduce(reducer=r, value=v):
                 out.append(f"{ind}reduce({r}, {expr(v)})")
+            case ir.Store(array=a, indices=ix, value=v):
+                out.append(f"{ind}{a}[{', '.join(expr(i) for i in ix)}] = {expr(v)}")
     return out
 
 

@@ -32,7 +32,7 @@ def exact_spawns(stmts: tuple[ir.Stmt, ...]) -> int | None:
                 if ka is None or ka != kb:
                     return None
                 total += ka
-            case ir.Assign() | ir.Reduce() | ir.Unpack() | ir.ExprStmt():
+            case ir.Assign() | ir.Reduce() | ir.Unpack() | ir.ExprStmt() | ir.Store():
                 pass
             case _:
                 return None

@@ -17,6 +17,7 @@ import numpy as np
 
 from revec import ir
 from revec.emit.pyexpr import ExprEmitter, StmtEmitter, cast
+from revec.frontend.outputs import pop_task, push_task, reference_store
 from revec.lib import LIBRARY
 
 INT64 = ir.Ty(np.dtype(np.int64))
@@ -59,11 +60,28 @@ def sequential_source(program: ir.Program) -> str:
         def spawn(s: ir.Spawn, ind: str, e: _SeqExpr = e, name: str = t.name) -> list[str]:
             return [f"{ind}_task_{name}({', '.join(e(a) for a in s.args)})"]
 
-        st = StmtEmitter(e, var=lambda n: n, spawn=spawn, in_task=False)
+        def store(s: ir.Store, ind: str, e: _SeqExpr = e) -> list[str]:
+            idx = "".join(f"{e(i)}, " for i in s.indices)
+            return [f"{ind}_rv_store({s.array}, ({idx}), {e(s.value)})"]
+
+        st = StmtEmitter(e, var=lambda n: n, spawn=spawn, in_task=False, store=store)
         body = st.block(t.prologue, "    ", 0) if t.prologue else []
         body += [f"    if {e(t.is_base)}:", *st.block(t.base, "        ", 0),
                  "    else:", *st.block(t.inductive, "        ", 0)]
-        lines += _function(f"_task_{t.name}", t.params, body)
+        if any(ap.output for ap in t.arrays):
+            # the checking mode of outputs (revec/frontend/outputs.py) names the task
+            # whose stores follow: its scalar arguments
+            names = [p.name for p in t.user_params]
+            params = ", ".join(p.name for p in t.params)
+            lines += _function(f"_task_{t.name}", t.params, [
+                f"    _rv_push({t.name!r}, {names!r}, ({''.join(n + ', ' for n in names)}))",
+                "    try:",
+                f"        return _task_{t.name}_body({params})",
+                "    finally:",
+                "        _rv_pop()"])
+            lines += _function(f"_task_{t.name}_body", t.params, body)
+        else:
+            lines += _function(f"_task_{t.name}", t.params, body)
         # the caller's arguments: the scalars, with an array argument in its place (the
         # array itself is this module's global); a view starts at offset 0
         arrays = {ap.position for ap in t.arrays}
@@ -87,6 +105,7 @@ def _module(program: ir.Program, source: str, arrays: dict[str, np.ndarray]
     module = types.ModuleType(f"_revec_c_seq_{abs(hash(program.path))}")
     g: dict[str, Any] = module.__dict__
     g["np"] = np
+    g["_rv_store"], g["_rv_push"], g["_rv_pop"] = reference_store, push_task, pop_task
     g.update(arrays)
     for name in program.libs:
         g[f"_lib_{name}"] = LIBRARY[name].py

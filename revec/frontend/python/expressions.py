@@ -197,7 +197,13 @@ class PyExpressions(FunctionBuilder):
 
     def name_ref(self, name: str, node: cst.CSTNode) -> ir.Expr:
         loc = self.loc(node)
-        if self.array_named(name) is not None:
+        ap = self.array_named(name)
+        if ap is not None and ap.output:
+            self.error(f"'{name}' is an output array: write its elements ({name}[i] = v) "
+                       f"and pass it ({name}, or a slice {name}[k:]) to the task's own "
+                       "spawns; it cannot be read, passed to a helper or used as a value",
+                       node)
+        if ap is not None:
             self.error(f"'{name}' is an array parameter: index it ({name}[i]), take its "
                        f"len({name}), or pass it (or a slice {name}[k:]) to a spawn", node)
         if name in self.locals:

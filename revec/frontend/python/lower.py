@@ -23,6 +23,7 @@ from revec.frontend.python.signature import (
     check_default,
     indexed_dimensions,
     names_in,
+    output_annotation,
     param_ty,
     strong,
 )
@@ -75,6 +76,13 @@ class PyFunction(PyExpressions):
                            "numpy scalar type such as np.int32 (or int/float/bool), or an "
                            "array type such as list[int] or NDArray[np.int32]", prm)
             ann = prm.annotation.annotation
+            out_dtype = output_annotation(ann, self.ctx.globals())
+            if out_dtype is not None:
+                if taken is None:
+                    taken = names_in(self.fdef)
+                self.array_param(pname, i, out_dtype, indexed_dimensions(self.fdef, pname),
+                                 prm, with_end=True, taken=taken, output=True)
+                continue
             array = array_annotation(ann, self.ctx.globals())
             if array is not None:
                 dtype, ndim = array
@@ -297,6 +305,11 @@ class PyFunction(PyExpressions):
         base = target
         while isinstance(base, cst.Subscript):
             base = base.value
+        ap = self.array_named(base.value) if isinstance(base, cst.Name) else None
+        if ap is not None and ap.output:
+            self.error(f"'{ap.name}' is an output array: write one element with "
+                       f"{ap.name}[i] = value (reading it, as {ap.name}[i] += v does, is "
+                       "not supported)", target)
         if isinstance(base, cst.Name) and self.array_named(base.value) is not None:
             self.error(f"'{base.value}' is a read-only input array; a task cannot write it "
                        "(build a new list for a child instead)", target)
@@ -331,6 +344,10 @@ class PyFunction(PyExpressions):
                            f"{len(rtys)} values", target)
             tys = tuple(self.set_local(n, t, target) for n, t in zip(names, rtys))
             return ir.Unpack(loc, tuple(names), call, tys)
+        if isinstance(target, cst.Subscript):
+            store = self.output_target(target, value, node)
+            if store is not None:
+                return store
         if not isinstance(target, cst.Name):
             self.write_target_error(target)
         val = self.expr(value)
@@ -338,6 +355,31 @@ class PyFunction(PyExpressions):
             self.error("this call returns several values: unpack them (a, b = ...)", value)
         ty = self.set_local(target.value, val.ty, target)
         return ir.Assign(loc, target.value, self.convert(val, ty))
+
+    def output_target(self, target: cst.Subscript, value: cst.BaseExpression,
+                      node: cst.CSTNode) -> ir.Store | None:
+        """``out[i] = value`` (``out[i, j]``, ``out[i][j]``) on an output array
+        parameter: its store; None when ``target`` indexes something else."""
+        indices: list[cst.BaseExpression] = []
+        base: cst.BaseExpression = target
+        while isinstance(base, cst.Subscript):
+            idx = []
+            for el in base.slice:
+                if not isinstance(el.slice, cst.Index):
+                    if isinstance(base.value, cst.Name) and (
+                            ap := self.array_named(base.value.value)) is not None and ap.output:
+                        self.error("writes a slice of an output array; write one element "
+                                   f"({ap.name}[i] = value)", el)
+                    return None
+                idx.append(el.slice.value)
+            indices = idx + indices
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return None
+        ap = self.array_named(base.value)
+        if ap is None or not ap.output:
+            return None
+        return self.output_store(ap, indices, value, node)
 
     def call_result_tys(self, call: ir.Call | ir.LibCall) -> tuple[Ty, ...]:
         if isinstance(call, ir.LibCall):

@@ -100,6 +100,22 @@ def array_annotation(node: cst.BaseExpression, g: dict[str, Any]
     return None
 
 
+def output_annotation(node: cst.BaseExpression, g: dict[str, Any]
+                      ) -> np.dtype[Any] | None:
+    """The element type an output annotation names (``Output[np.int64]``,
+    ``revec.Output[float]``), or None when ``node`` is no output annotation."""
+    if not isinstance(node, cst.Subscript):
+        return None
+    base = node.value
+    bname = (base.value if isinstance(base, cst.Name)
+             else base.attr.value if isinstance(base, cst.Attribute) else None)
+    if bname != "Output" or len(node.slice) != 1 or not isinstance(node.slice[0].slice,
+                                                                     cst.Index):
+        return None
+    t = scalar_type_of(annotation_value(node.slice[0].slice.value, g))
+    return None if t is None else np.dtype(t)
+
+
 def indexed_dimensions(function: cst.FunctionDef, name: str) -> int:
     """How many indices the body puts on ``name`` (``a[i][j]``, ``a[i, j]``: 2; 1 when
     it is never indexed): the dimensions of an NDArray parameter."""
