@@ -369,6 +369,11 @@ class CExpressions(FunctionBuilder):
         return self.arith("+", ir.Var(loc, k.ty, ap.offset), k, node), None
 
     def reject_input_write(self, base: c_ast.Node, lvalue: c_ast.Node) -> None:
+        ap = self.input_named(base.name) if isinstance(base, c_ast.ID) else None
+        if ap is not None and ap.output:
+            self.error(f"reads and writes an element of the output array '{ap.name}'; tasks "
+                       f"only write outputs ({ap.name}[i] = value), each element by one task",
+                       lvalue)
         if isinstance(base, c_ast.ID) and self.input_named(base.name) is not None:
             self.error(f"writes the array parameter '{base.name}'; array parameters are "
                        "read-only inputs (a task's own copy is not supported yet)", lvalue)

@@ -22,6 +22,7 @@ from revec.frontend.c.collect import Collect, counter_only_counts, sum_loops
 from revec.frontend.c.context import CProgramContext
 from revec.frontend.c.expressions import CExpressions
 from revec.frontend.c.loops import Range, as_range, continue_with, has_continue
+from revec.frontend.c.outputs import output_params, split_pointer
 from revec.frontend.c.source import SYNC_NAMES
 from revec.frontend.c.syntax import as_if, body_items, ends_with_return, is_spawn, walk
 from revec.frontend.c.typenames import c_name
@@ -40,6 +41,7 @@ class CFunction(CExpressions):
         self.loop_depth = 0
         # local array -> (C name of the local it is summed into, the summing loop)
         self.summed: dict[str, tuple[str, c_ast.For]] = {}
+        self.outputs: set[str] = set()  # the pointer parameters that are output arrays
 
     # ------------------------------------------------------------------ functions
     def signature(self) -> None:
@@ -49,6 +51,7 @@ class CFunction(CExpressions):
         self.result = self.ctx.type_of(fdecl.type, f"the result of '{self.name}'")
         params: list[ir.Param] = []
         position = 0
+        self.outputs = output_params(self.fdef)  # pointer parameters written through
         for p in (fdecl.args.params if fdecl.args is not None else []):
             if isinstance(p, c_ast.EllipsisParam):
                 self.error("variadic functions are not supported", p)
@@ -79,16 +82,23 @@ class CFunction(CExpressions):
         if isinstance(inner, (c_ast.PtrDecl, c_ast.ArrayDecl)):
             self.error(f"parameter '{p.name}' is a pointer to pointers (or a 2-D array); "
                        "pass a flat array and index it a[i * n + j]", p)
+        output = p.name in self.outputs
         if self.kind != "task":
+            if output:
+                self.error(f"helper '{self.name}' writes through its pointer parameter "
+                           f"'{p.name}'; only a task writes output arrays (return the value "
+                           "and store it in the task)", p)
             self.error(f"pointer parameter '{p.name}' is not supported; helpers take scalar "
                        "values (pass the elements they need)", p)
         ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
         if ty is None:
             self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
+        if output and "const" in (getattr(inner, "quals", None) or []):
+            self.error(f"writes through '{p.name}', a pointer to const", p)
         if self.scopes.in_block(p.name):
             self.error(f"'{p.name}' is declared twice in this block", p)
         ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,
-                              taken=set(self.scopes.used))
+                              taken=set(self.scopes.used), output=output)
         self.scopes.used.add(ap.offset)
         self.scopes.bind(p.name, f"<input>{p.name}")
 
@@ -361,6 +371,13 @@ class CFunction(CExpressions):
         if isinstance(node.lvalue, c_ast.ArrayRef) and isinstance(node.lvalue.name, c_ast.ID) \
                 and node.lvalue.name.name in self.collects:
             return self.collect_write(node)
+        view = self.output_element(node.lvalue)
+        if view is not None:
+            ap, index = view
+            if node.op != "=":
+                self.error(f"'{node.op}' on an element of the output array '{ap.name}' reads "
+                           f"it; tasks only write outputs ({ap.name}[i] = value)", node)
+            return [self.output_store(ap, [index], node.rvalue, node)]
         irname = self.target(node.lvalue)
         ty = self.ctypes[irname]
         value, spawned = self.rhs(node.rvalue)
@@ -373,6 +390,22 @@ class CFunction(CExpressions):
         if spawned:
             self.pending.add(irname)
         return [ir.Assign(loc, irname, self.convert(value, ty))]
+
+    def output_element(self, lvalue: c_ast.Node) -> tuple[ir.ArrayParam, c_ast.Node] | None:
+        """``out[i]``, ``*out``, ``*(out + k)`` on an output array parameter: it and the
+        index node; None for any other lvalue."""
+        if isinstance(lvalue, c_ast.ArrayRef) and isinstance(lvalue.name, c_ast.ID):
+            ap = self.input_named(lvalue.name.name)
+            if ap is not None and ap.output:
+                return ap, lvalue.subscript
+        if isinstance(lvalue, c_ast.UnaryOp) and lvalue.op == "*":
+            found = split_pointer(lvalue.expr, lambda n: (
+                (a := self.input_named(n)) is not None and a.output))
+            if found is not None:
+                ap = self.input_named(found[0])
+                assert ap is not None
+                return ap, found[1]
+        return None
 
     def increment(self, node: c_ast.UnaryOp) -> list[ir.Stmt]:
         irname = self.target(node.expr)
