@@ -30,6 +30,7 @@ import numpy as np
 from revec.api import RunResult, compiled_task, get_program, result_of, root_args
 from revec.errors import RevecError
 from revec.frontend.inputs import bind_inputs
+from revec.frontend.outputs import start_outputs
 from revec.runtime.memory import default_budget
 from revec.runtime.workers import default_workers, merge_accs, run_stats
 from revec.transforms.schedule import Schedule
@@ -62,18 +63,20 @@ def _program_path(path: str, source: str) -> str:
 def run_chunk(path: str, source: str, task: str, rargs: tuple[Any, ...],
               frames: list[np.ndarray], count: int, depth: int, schedule: Schedule,
               max_memory: int, workers: int | None, inputs: tuple[Any, ...] | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, dict[str, np.ndarray]]:
     """One Dask task: the schedule from ``count`` thread frames (one array per column,
     tree level ``depth``); ``inputs``: the root call's arguments when the task has array
-    inputs (bound here as on the caller's side).  Returns the accumulators, per-level
-    statistics, driver statistics and seconds."""
+    inputs (bound here as on the caller's side; an output's argument: its initial
+    values).  Returns the accumulators, per-level statistics, driver statistics,
+    seconds and the output arrays as the chunk's tasks left them (by parameter name)."""
     program = get_program(_program_path(path, source))
-    if inputs is not None:
-        program = bind_inputs(program, task, inputs)[0]
+    if inputs is not None:  # (own output buffers: a chunk may run in the head's process)
+        program = bind_inputs(program, task, inputs, fresh=bool(program.outputs))[0]
     ctask = compiled_task(program, task, "c")
-    raw = ctask.run_raw(rargs, schedule, max_memory, workers or _chunk_workers(),
-                        frames=frames, depth=depth, count=count)
-    return raw.accs, raw.lv, raw.st, raw.seconds
+    with start_outputs(program, task, inputs or ()) as outs:
+        raw = ctask.run_raw(rargs, schedule, max_memory, workers or _chunk_workers(),
+                            frames=frames, depth=depth, count=count)
+    return raw.accs, raw.lv, raw.st, raw.seconds, outs.results
 
 
 def _chunk_workers() -> int:
@@ -113,10 +116,14 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
     except ImportError:  # pragma: no cover - a dependency
         raise RevecError("Dask runs need the 'distributed' package") from None
     program, scalars, user_args = bind_inputs(get_program(path), task, args)
+    # the outputs: the head's tasks (above the frontier) store into the bound buffers,
+    # each chunk returns its own, merged by the elements it changed
+    outs = start_outputs(program, task, user_args)
     inputs = None
     if program.tasks[task].arrays:  # the chunks bind the same arrays
         pos = {ap.position: ap.array for ap in program.tasks[task].arrays}
-        inputs = tuple(program.arrays[pos[i]] if i in pos else a
+        inputs = tuple(outs.initial[pos[i]] if pos.get(i) in outs.initial else
+                       program.arrays[pos[i]] if i in pos else a
                        for i, a in enumerate(user_args))
     rargs = root_args(program, task, scalars)
     schedule = Schedule.make(variant, block_size, reexp_threshold, simd_width)
@@ -127,73 +134,77 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
     reducers = list(program.reducers.values())
     own: list[Any] = []
     t0 = time.perf_counter()
-    try:
-        if client is None:
-            if scheduler is not None:
-                try:
-                    client = Client(scheduler, timeout="20s")
-                except (OSError, TimeoutError) as err:
-                    raise RevecError(f"cannot reach the Dask scheduler at {scheduler}: "
-                                     f"{err}") from None
-            else:
-                cluster = LocalCluster(n_workers=local or default_workers(),
-                                       threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-                own.append(cluster)
-                client = Client(cluster)
-            own.insert(0, client)
-        cores = max(sum(client.nthreads().values()), 1)
-        nchunks = chunks or CHUNKS_PER_CORE * cores
-        # the frontier: one bfs block per level until it holds enough threads
-        expand = Schedule.make("bfs", 1 << 62, 0, schedule.simd_width)
-        raw = ctask.run_raw(rargs, expand, budget, 1, stop_at=nchunks * THREADS_PER_CHUNK)
-        accs, lv, st = raw.accs, raw.lv, raw.st.copy()
-        peak = int(st[6])
-        rows: list[dict[str, Any]] = []
-        n = raw.frontier_count
-        if n > 0:
-            frontier = raw.frontier or []
-            bounds = np.linspace(0, n, min(nchunks, n) + 1).astype(np.int64)
-            source = Path(path).read_text()
-            from dask.base import tokenize
+    with outs:
+        try:
+            if client is None:
+                if scheduler is not None:
+                    try:
+                        client = Client(scheduler, timeout="20s")
+                    except (OSError, TimeoutError) as err:
+                        raise RevecError(f"cannot reach the Dask scheduler at {scheduler}: "
+                                         f"{err}") from None
+                else:
+                    cluster = LocalCluster(n_workers=local or default_workers(),
+                                           threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
+                    own.append(cluster)
+                    client = Client(cluster)
+                own.insert(0, client)
+            cores = max(sum(client.nthreads().values()), 1)
+            nchunks = chunks or CHUNKS_PER_CORE * cores
+            # the frontier: one bfs block per level until it holds enough threads
+            expand = Schedule.make("bfs", 1 << 62, 0, schedule.simd_width)
+            raw = ctask.run_raw(rargs, expand, budget, 1, stop_at=nchunks * THREADS_PER_CHUNK)
+            accs, lv, st = raw.accs, raw.lv, raw.st.copy()
+            peak = int(st[6])
+            rows: list[dict[str, Any]] = []
+            n = raw.frontier_count
+            if n > 0:
+                frontier = raw.frontier or []
+                bounds = np.linspace(0, n, min(nchunks, n) + 1).astype(np.int64)
+                source = Path(path).read_text()
+                from dask.base import tokenize
 
-            token = tokenize(source, task, rargs, schedule, budget, workers, n,
-                             raw.frontier_depth, frontier, inputs)
-            futures = []
-            for i in range(len(bounds) - 1):
-                part = [a[bounds[i]: bounds[i + 1]] for a in frontier]
-                futures.append(client.submit(
-                    run_chunk, str(Path(path).resolve()), source, task, rargs, part,
-                    int(bounds[i + 1] - bounds[i]), raw.frontier_depth, schedule, budget,
-                    workers, inputs, key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
-            index = {f.key: i for i, f in enumerate(futures)}
-            results: list[Any] = [None] * len(futures)
-            done = 0
-            for fut in as_completed(futures):
-                results[index[fut.key]] = fut.result()
-                done += 1
+                token = tokenize(source, task, rargs, schedule, budget, workers, n,
+                                 raw.frontier_depth, frontier, inputs)
+                futures = []
+                for i in range(len(bounds) - 1):
+                    part = [a[bounds[i]: bounds[i + 1]] for a in frontier]
+                    futures.append(client.submit(
+                        run_chunk, str(Path(path).resolve()), source, task, rargs, part,
+                        int(bounds[i + 1] - bounds[i]), raw.frontier_depth, schedule, budget,
+                        workers, inputs, key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
+                index = {f.key: i for i, f in enumerate(futures)}
+                results: list[Any] = [None] * len(futures)
+                done = 0
+                for fut in as_completed(futures):
+                    results[index[fut.key]] = fut.result()
+                    done += 1
+                    if progress:
+                        print(f"\rrevec: {done}/{len(futures)} chunks done", end="",
+                              file=sys.stderr, flush=True)
+                    if on_chunk is not None:
+                        on_chunk(done, len(futures), client)
                 if progress:
-                    print(f"\rrevec: {done}/{len(futures)} chunks done", end="",
-                          file=sys.stderr, flush=True)
-                if on_chunk is not None:
-                    on_chunk(done, len(futures), client)
-            if progress:
-                print(file=sys.stderr)
-            for i, (c_accs, c_lv, c_st, c_sec) in enumerate(results):  # in chunk order
-                merge_accs(reducers, accs, c_accs)
-                lv = _add_levels(lv, c_lv)
-                st[3] += c_st[3]
-                st[4] += c_st[4]
-                peak = max(peak, int(c_st[6]))
-                rows.append({"chunk": i, "tasks": int(c_lv[:, 0].sum()), "seconds": c_sec,
-                             "frames": int(bounds[i + 1] - bounds[i])})
-        st[6] = peak
-    finally:
-        for obj in own:
-            obj.close()
+                    print(file=sys.stderr)
+                for i, (c_accs, c_lv, c_st, c_sec, c_out) in enumerate(results):  # in order
+                    merge_accs(reducers, accs, c_accs)
+                    for name, arr in c_out.items():
+                        outs.merge(outs.array_of(name), arr)
+                    lv = _add_levels(lv, c_lv)
+                    st[3] += c_st[3]
+                    st[4] += c_st[4]
+                    peak = max(peak, int(c_st[6]))
+                    rows.append({"chunk": i, "tasks": int(c_lv[:, 0].sum()), "seconds": c_sec,
+                                 "frames": int(bounds[i + 1] - bounds[i])})
+            st[6] = peak
+        finally:
+            for obj in own:
+                obj.close()
     stats = run_stats(lv, st, np.zeros((1, 8), np.int64), time.perf_counter() - t0,
                       schedule)
     stats.workers = cores
     stats.per_worker = rows
     values = ctask.values(accs)
-    return result_of(program, RunResult(task, rargs, variant, "c", schedule, values, stats))
+    return result_of(program, RunResult(task, rargs, variant, "c", schedule, values, stats,
+                                        outputs=outs.results))

@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename: never half-written.
 
-    Missing parent directories are created (callers naming a user's output check it
+    ``text`` may be bytes (written as they are).  Missing parent directories are created (callers naming a user's output check it
     first with :func:`revec.cli.common.output_file`).  The file gets the mode an
     ordinary ``open`` would give it (0666 less the umask), or keeps the mode of the file
     it replaces.
@@ -32,7 +32,7 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         except OSError:
             mode = 0o666 & ~current_umask()
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w") as fh:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as fh:
             fh.write(text)
         os.replace(tmp, target)
     except BaseException:

@@ -58,11 +58,15 @@ class Output(Generic[E]):
     unchanged (or a slice ``out[k:]``) to its spawns.  At run time it is the caller's
     NumPy array, filled in place (plain Python: an ordinary ``ndarray``)."""
 
-    def __setitem__(self, key: Any, value: Any) -> None: ...  # pragma: no cover
+    # (for type checkers only: a task gets a NumPy array, never an Output object)
+    def __setitem__(self, key: Any, value: Any) -> None:  # pragma: no cover
+        raise TypeError("Output is an annotation; a task gets a NumPy array")
 
-    def __getitem__(self, key: Any) -> Any: ...  # pragma: no cover
+    def __getitem__(self, key: Any) -> Any:  # pragma: no cover
+        raise TypeError("Output is an annotation; a task gets a NumPy array")
 
-    def __len__(self) -> int: ...  # pragma: no cover
+    def __len__(self) -> int:  # pragma: no cover
+        raise TypeError("Output is an annotation; a task gets a NumPy array")
 
 
 class Reducer:
@@ -131,7 +135,7 @@ class Task:
         if OUTPUT_TRACE is not None:  # the checking mode of outputs: stores name the task
             from revec.frontend.outputs import pop_task, push_task
 
-            push_task(self.__name__, self.param_names, tuple(conv))
+            push_task(self.fn.__name__, self.param_names, tuple(conv))
             try:
                 with np.errstate(all="ignore"):
                     value = self.fn(*conv)

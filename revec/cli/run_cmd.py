@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import io
+
+import numpy as np
 
 from revec import ir
-from revec.api import COMPACTIONS, VARIANTS, resolve_backend, run_program
+from revec.api import COMPACTIONS, VARIANTS, output_summary, resolve_backend, run_program
 from revec.backends import registry
-from revec.cli.common import announce_slow, print_json, warn
+from revec.cli.common import announce_slow, output_file, print_json, warn
 from revec.errors import RevecError
+from revec.files import write_atomic
 from revec.runtime.memory import parse_size
 from revec.transforms.schedule import UNBOUNDED
 
@@ -54,6 +58,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                            "breadth-first frontier is cut into chunks, one Dask task each")
     dask.add_argument("--dask-local", type=positive, default=None, metavar="N",
                       help="run on a local Dask cluster of N worker processes")
+    p.add_argument("--output", action="append", default=[], metavar="NAME=FILE",
+                   help="an output array parameter NAME (Python Output[...], a C pointer "
+                   "the tasks write through) is written to FILE after the run (atomically; "
+                   ".npy: a NumPy file, else text, one element per line, a 2-D array's rows "
+                   "as lines); its argument in ARGS gives its shape and the values of the "
+                   "elements no task writes (a .npy or text file, as for an input). Every "
+                   "output is summarized on the screen (and is in --json)")
+    p.add_argument("--check-outputs", action="store_true",
+                   help="first run the sequential reference recording which task writes "
+                   "each element of each output array; two tasks writing one element is "
+                   "an error naming both (the compiled runs do not check)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -79,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
     if args.variant != "seq":
         _compile(args)
     max_memory = None if args.max_memory is None else parse_size(args.max_memory)
+    files = output_files(args)
+    if args.check_outputs and (args.scheduler is not None or args.dask_local is not None):
+        raise RevecError("--check-outputs runs on this machine (the sequential reference); "
+                         "drop --scheduler / --dask-local to check")
     if args.scheduler is not None or args.dask_local is not None:
         from revec.cluster import run_dask
 
@@ -93,7 +112,10 @@ def run(args: argparse.Namespace) -> int:
                              backend=args.backend or "auto", block_size=args.block_size,
                              reexp_threshold=args.reexp_threshold,
                              simd_width=args.simd_width, max_memory=max_memory,
-                             compaction=args.compaction, workers=args.workers)
+                             compaction=args.compaction, workers=args.workers,
+                             check_outputs=args.check_outputs)
+    for name, path in files.items():
+        write_output(path, result.outputs[name])
     # only the reducers this task folds into (a file may hold other tasks' reducers)
     from revec.api import get_program
 
@@ -106,6 +128,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"result = {result.result}")
     for name, value in result.reducers.items():
         print(f"{name} = {value}")
+    for name, arr in result.outputs.items():
+        print(output_summary(name, arr) + (f"; written to {files[name]}" if name in files
+                                           else ""))
+    if result.outputs_checked:
+        print(f"outputs checked by {result.outputs_checked}: no element written by two "
+              "tasks")
     s = result.stats
     if result.variant == "seq":
         print(f"variant seq (plain Python): {s.seconds:.4f} s")
@@ -131,6 +159,43 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  worker {i}: tasks {w['tasks']}  steals {w['steals']}  "
                       f"idle {w['idle_seconds']:.4f} s")
     return 0
+
+
+def output_files(args: argparse.Namespace) -> dict[str, str]:
+    """``--output NAME=FILE`` options: each NAME an output array parameter of the task,
+    each FILE a file name in an existing directory."""
+    from revec.api import get_program
+
+    out: dict[str, str] = {}
+    if not args.output:
+        return out
+    program = get_program(args.file)
+    t = program.tasks.get(args.task)
+    names = [ap.name for ap in t.arrays if ap.output] if t is not None else []
+    for item in args.output:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise RevecError(f"--output {item}: expected NAME=FILE (e.g. out=result.npy)")
+        if t is not None and name not in names:
+            have = ", ".join(names) if names else "none"
+            raise RevecError(f"--output {item}: '{name}' is not an output array of task "
+                             f"'{args.task}' (its output arrays: {have})")
+        output_file(path, "--output")
+        out[name] = path
+    return out
+
+
+def write_output(path: str, arr: np.ndarray) -> None:
+    """An output array to ``path`` atomically: ``.npy`` as a NumPy file, else text."""
+    if path.endswith(".npy"):
+        buf = io.BytesIO()
+        np.save(buf, arr, allow_pickle=False)
+        write_atomic(path, buf.getvalue())
+        return
+    text = io.StringIO()
+    np.savetxt(text, arr if arr.ndim else arr.reshape(1),
+               fmt="%.17g" if arr.dtype.kind == "f" else "%d")
+    write_atomic(path, text.getvalue())
 
 
 def task_reducers(task: ir.TaskDef) -> set[str]:

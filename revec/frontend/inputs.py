@@ -93,11 +93,12 @@ def input_value(decl: ir.InputDecl, value: Any, what: str) -> np.ndarray:
     return out
 
 
-def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
-                ) -> tuple[ir.Program, tuple[Any, ...], tuple[Any, ...]]:
+def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any],
+                fresh: bool = False) -> tuple[ir.Program, tuple[Any, ...], tuple[Any, ...]]:
     """The program with the task's array inputs bound to the arrays among ``args``; the
     scalar arguments; and the arguments for the plain reference run (the caller's own
-    objects for a Python program, whose functions take them)."""
+    objects for a Python program, whose functions take them).  ``fresh``: a new bound
+    program (own output buffers), not one a run with the same arrays made before."""
     t = program.tasks.get(task)
     if t is None or not t.arrays:
         return program, tuple(args), tuple(args)
@@ -121,7 +122,7 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
         (k, a.dtype.str, a.shape, "output" if program.inputs[k].output
          else hashlib.sha1(a.tobytes()).hexdigest())
         for k, a in sorted(arrays.items())))
-    hit = _BOUND.get(key)
+    hit = None if fresh else _BOUND.get(key)
     if hit is not None and hit[1] is program:
         _BOUND.move_to_end(key)
         return hit[0], tuple(scalars), tuple(args)

@@ -105,6 +105,10 @@ class OutputRun:
                     and caller.shape == self.program.arrays[name].shape:
                 caller[...] = self.results[self.names[name]]
 
+    def array_of(self, param: str) -> str:
+        """The program array of the output parameter ``param``."""
+        return next(k for k, v in self.names.items() if v == param)
+
     def merge(self, name: str, chunk: np.ndarray) -> None:
         """A Dask chunk's buffer into this run's: the elements the chunk changed."""
         buf = self.program.arrays[name]
