@@ -73,7 +73,7 @@ def run_chunk(path: str, source: str, task: str, rargs: tuple[Any, ...],
     if inputs is not None:  # (own output buffers: a chunk may run in the head's process)
         program = bind_inputs(program, task, inputs, fresh=bool(program.outputs))[0]
     ctask = compiled_task(program, task, "c")
-    with start_outputs(program, task, inputs or ()) as outs:
+    with start_outputs(program, task, inputs or (), fill_callers=False) as outs:
         raw = ctask.run_raw(rargs, schedule, max_memory, workers or _chunk_workers(),
                             frames=frames, depth=depth, count=count)
     return raw.accs, raw.lv, raw.st, raw.seconds, outs.results

@@ -80,9 +80,9 @@ def output_program(seed: int) -> OutputProgram:
         split_py, split_c = "m = n // 2", "int m = n / 2;"
         rest = "m + 1" if node else "m"
         left_py = left_c = "a, out, m, d + 1"
-        right_py = f"a[{rest}:], out[{rest}:], n - {rest}, d + 1"
-        right_c = rng.choice([f"a + {rest}, out + {rest}, n - {rest}, d + 1",
-                              f"a + {rest}, &out[{rest}], n - {rest}, d + 1"])
+        right_py = f"a[{rest}:], out[{rest}:], n - ({rest}), d + 1"
+        right_c = rng.choice([f"a + {rest}, out + {rest}, n - ({rest}), d + 1",
+                              f"a + {rest}, &out[{rest}], n - ({rest}), d + 1"])
         left_py = "a[:m], out[:m], m, d + 1" if rng.random() < 0.5 else left_py
         g_py, g_c = f"a[0] % {gk} != 0", f"a[0] % {gk} != 0"
         store_py = store_c = "out[i]"

@@ -190,10 +190,17 @@ def _backend(seed: int) -> str:
     return BACKENDS[seed % 3]
 
 
+def _fresh(p: OutputProgram) -> tuple:
+    """The root call's arguments with a fresh copy of the output's initial values."""
+    args = list(p.args)
+    args[p.out_index] = np.array(args[p.out_index], copy=True)
+    return tuple(args)
+
+
 def _runs(p: OutputProgram, path: Path, expected: np.ndarray, backend: str) -> None:
     for variant in VARIANTS:
         for workers in (1, 2):
-            got = run_program(path, "f", p.args, variant=variant, backend=backend,
+            got = run_program(path, "f", _fresh(p), variant=variant, backend=backend,
                               workers=workers, block_size=(1, 2, 4, 4096)[p.seed % 4])
             assert np.array_equal(got.outputs["out"], expected), (
                 p.python if path.suffix == ".py" else p.c, backend, variant, workers,
@@ -205,9 +212,9 @@ def test_generated_python(seed: int, tmp_path: Path) -> None:
     p = output_program(seed)
     path = tmp_path / "prog.py"
     path.write_text(p.python)
-    init = p.args[p.out_index]
-    ref = run_program(path, "f", p.args, variant="seq").outputs["out"]
-    assert np.array_equal(init, np.full_like(init, -1)), "the caller's list is not changed"
+    args = _fresh(p)
+    ref = run_program(path, "f", args, variant="seq").outputs["out"]
+    assert np.array_equal(args[p.out_index], ref), "the caller's array is filled in place"
     _runs(p, path, ref, _backend(seed))
 
 
@@ -219,7 +226,7 @@ def test_generated_c(seed: int, tmp_path: Path) -> None:
     path.write_text(p.c)
     expected = np.array(cilk_oracle.run(cilk_oracle.build([path], tmp_path / "elision")),
                         p.args[p.out_index].dtype)
-    ref = run_program(path, "f", p.args, variant="seq").outputs["out"]
+    ref = run_program(path, "f", _fresh(p), variant="seq").outputs["out"]
     assert np.array_equal(ref, expected), (p.c, ref, expected)
     _runs(p, path, expected, _backend(seed + 1))
 
@@ -434,11 +441,12 @@ def test_dask_chunks_merge_their_outputs(tmp_path: Path) -> None:
 
     path = tmp_path / "map.py"
     path.write_text(MAP_PY)
-    a = np.arange(300, dtype=np.int64) - 100
+    n = 3000  # a frontier of 4 chunks x 256 threads (revec.cluster.THREADS_PER_CHUNK)
+    a = np.arange(n, dtype=np.int64) - 100
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
                             dashboard_address=None) as client:
-        out = np.full(302, 5, np.int64)
-        got = run_dask(path, "square", (a, out, 0, 300), client=client, chunks=4, workers=1)
+        out = np.full(n + 2, 5, np.int64)
+        got = run_dask(path, "square", (a, out, 0, n), client=client, chunks=4, workers=1)
     expected = np.concatenate([a * a, [5, 5]])
     assert np.array_equal(got.outputs["out"], expected)
     assert np.array_equal(out, expected)

@@ -116,10 +116,11 @@ class OutputRun:
         buf[changed] = chunk[changed]
 
 
-def start_outputs(program: ir.Program, task: str, user_args: tuple[Any, ...]
-                  ) -> OutputRun:
+def start_outputs(program: ir.Program, task: str, user_args: tuple[Any, ...],
+                  fill_callers: bool = True) -> OutputRun:
     """The outputs of a run of the bound ``program``'s ``task`` with the caller's
-    arguments ``user_args`` (use as a context manager around the run)."""
+    arguments ``user_args`` (use as a context manager around the run); ``fill_callers``:
+    a caller's writable NumPy array gets the result too (not a Dask chunk's)."""
     from revec.frontend.inputs import input_value
 
     t = program.tasks[task]
@@ -131,8 +132,10 @@ def start_outputs(program: ir.Program, task: str, user_args: tuple[Any, ...]
             continue
         decl = program.inputs[ap.array]
         names[ap.array] = ap.name
-        initial[ap.array] = input_value(decl, user_args[ap.position], f"argument '{ap.name}'")
-        callers[ap.array] = user_args[ap.position]
+        initial[ap.array] = np.array(input_value(decl, user_args[ap.position],
+                                                 f"argument '{ap.name}'"), copy=True)
+        if fill_callers:
+            callers[ap.array] = user_args[ap.position]
     lock = None
     if initial:
         with _LOCKS_GUARD:

@@ -16,6 +16,7 @@ from revec.errors import RevecError
 from revec.frontend.builder import FunctionBuilder, Spelling
 from revec.frontend.c.collect import Collect
 from revec.frontend.c.context import CProgramContext
+from revec.frontend.c.outputs import split_pointer
 from revec.frontend.c.source import PRELUDE, SYNC_NAMES, _Parser
 from revec.frontend.c.syntax import is_spawn, key, walk
 from revec.frontend.c.typenames import c_name, char_literal, float_literal, int_literal
@@ -347,6 +348,12 @@ class CExpressions(FunctionBuilder):
         if isinstance(node, c_ast.BinaryOp) and node.op == "-" and isinstance(
                 node.left, c_ast.ID) and (ap := self.input_named(node.left.name)) is not None:
             return ap, c_ast.UnaryOp("-", node.right, node.coord)
+        # a longer sum with one pointer term: a + m + 1, m + a + k
+        found = split_pointer(node, lambda n: self.input_named(n) is not None)
+        if found is not None:
+            ap = self.input_named(found[0])
+            assert ap is not None
+            return ap, found[1]
         return None
 
     def array_argument(self, ap: ir.ArrayParam, node: c_ast.Node
