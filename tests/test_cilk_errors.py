@@ -79,14 +79,14 @@ long f(int n) {
 }
 """, "pointer parameter 'p' is not supported; helpers take scalar", "*p) {"),
     ("input_written", """\
-long f(int *p, int n) {
+long f(const int *p, int n) {
   if (n < 2) return n;
   p[0] = n;
   return f(p, n - 1);
 }
 """, "writes the array parameter 'p'; array parameters are read-only", "p[0] = n;"),
     ("input_written_through_star", """\
-long f(int *p, int n) {
+long f(const int *p, int n) {
   if (n < 2) return n;
   *(p + 1) = n;
   return f(p, n - 1);

@@ -413,7 +413,8 @@ def test_python_located_errors(body: str, message: str, line: int, tmp_path: Pat
      "  cilk_spawn f(out, lo, hi - 1);\n  cilk_sync;\n}\n",
      "helper 'g' writes through its pointer parameter 'o'"),
     ("void f(const long *out, int lo, int hi) {\n  if (hi - lo <= 1) { out[lo] = 1; return; }\n"
-     "  cilk_spawn f(out, lo, hi - 1);\n  cilk_sync;\n}\n", "a pointer to const"),
+     "  cilk_spawn f(out, lo, hi - 1);\n  cilk_sync;\n}\n",
+     "writes the array parameter 'out'; array parameters are read-only"),
 ])
 def test_c_located_errors(text: str, message: str, tmp_path: Path) -> None:
     err = _error(tmp_path, "bad.c", "#include <cilk/cilk.h>\n" + text)

@@ -93,8 +93,6 @@ class CFunction(CExpressions):
         ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
         if ty is None:
             self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
-        if output and "const" in (getattr(inner, "quals", None) or []):
-            self.error(f"writes through '{p.name}', a pointer to const", p)
         if self.scopes.in_block(p.name):
             self.error(f"'{p.name}' is declared twice in this block", p)
         ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,

@@ -120,7 +120,9 @@ def output_params(fdef: c_ast.FuncDef) -> set[str]:
     for pos, p in enumerate(fdecl.args.params):
         if isinstance(p, c_ast.Decl):
             names.add(p.name)
-            if isinstance(p.type, (c_ast.PtrDecl, c_ast.ArrayDecl)):
+            # (a pointer to const stays an input: its writes are rejected where they are)
+            if isinstance(p.type, (c_ast.PtrDecl, c_ast.ArrayDecl)) and "const" not in (
+                    getattr(p.type.type, "quals", None) or []):
                 pointers[p.name] = pos
     written = written_pointers(fdef, set(pointers))
     return {n for n in written if not address_of_local(fdef, n, pointers[n], names)}
