@@ -155,6 +155,17 @@ class Recur(Expr):
 
 
 @dataclass(frozen=True)
+class Pick(Expr):
+    """Element ``index`` of a task-private array held as scalars (frame fields or
+    locals, ``elements``, all of type ``ty``).  An index outside the elements is the
+    program's error (unchecked, as an array read).  A back end may print it as an
+    indexed load (C: a compound literal; Python: a tuple) or a select chain."""
+
+    index: Expr
+    elements: tuple[Var, ...]
+
+
+@dataclass(frozen=True)
 class MathCall(Expr):
     """A numpy/builtin math function: sqrt exp log sin cos floor ceil abs minimum maximum."""
 
@@ -295,6 +306,24 @@ class ArrayParam:
 
 
 @dataclass(frozen=True)
+class PrivateArray:
+    """A task parameter that is a task-private array (a board copied from the parent
+    and changed): part of the frame as ``capacity`` scalar fields ``fields`` (hidden
+    parameters; the root call's array fills them, zero-padded) and, for a Python list,
+    the hidden field ``length``.  ``capacity`` is a constant or the root value of the
+    parameter ``bound`` (the program is then specialised for it when bound)."""
+
+    name: str
+    position: int
+    ty: Ty
+    capacity: int
+    fields: tuple[str, ...]
+    length: str | None
+    loc: SourceLoc
+    bound: str | None = None
+
+
+@dataclass(frozen=True)
 class InputDecl:
     """A read-only array the root call supplies (a task's array parameter, or a C
     file-scope pointer the caller fills).  ``ndim`` dimensions of ``dtype``; a C array
@@ -329,11 +358,13 @@ class TaskDef:
     result: str | None = None
     # the parameters that are read-only arrays (inputs), in the user's argument order
     arrays: tuple[ArrayParam, ...] = ()
+    # the parameters that are task-private arrays (boards), in argument order
+    private: tuple[PrivateArray, ...] = ()
 
     @property
     def arity(self) -> int:
         """How many arguments a caller passes (scalars and arrays)."""
-        return len(self.user_params) + len(self.arrays)
+        return len(self.user_params) + len(self.arrays) + len(self.private)
 
     @property
     def user_params(self) -> tuple[Param, ...]:
@@ -371,7 +402,7 @@ class Program:
 def speculable(e: Expr) -> bool:
     """Safe to evaluate where the program would not: no memory reads, no calls."""
     match e:
-        case ArrayRef() | Call() | LibCall():
+        case ArrayRef() | Call() | LibCall() | Pick():
             return False
         case Const() | Var():
             return True

@@ -184,6 +184,10 @@ class Evaluator:
                 if not cond.all():
                     out[~cond] = cast(self.expr(b, lanes.subset(~cond)), dt)
                 return out
+            case ir.Pick(index=i, elements=els):
+                index = np.asarray(self.expr(i, lanes)).astype(np.int64)
+                stacked = np.stack([np.broadcast_to(self.expr(x, lanes), (n,)) for x in els])
+                return cast(stacked[index, np.arange(n)], dt)
             case ir.ArrayRef(array=name, indices=idx):
                 table = self.program.arrays[name]
                 # NumPy's fancy indexing counts negative indices from the end, as Python

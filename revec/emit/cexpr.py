@@ -113,6 +113,11 @@ class CExprEmitter:
                 return f"({self(c)} ? {self(a)} : {self(b)})"
             case ir.ArrayRef(array=name, indices=idx):
                 return self.array_ref(name, [self(i) for i in idx])
+            case ir.Pick(index=i, elements=els, ty=ty):
+                # an indexed load from the elements (gcc keeps the small array in
+                # registers or on the stack; no select chain)
+                return (f"(({ctype(ty)}[{len(els)}]){{{', '.join(self(x) for x in els)}}})"
+                        f"[{self(i)}]")
             case ir.Call(func=f, args=args):
                 return self.helper_call(f, [self(a) for a in args])
             case ir.LibCall(func=f, args=args):

@@ -116,6 +116,9 @@ class ExprEmitter:
                 return f"({self(a)} if {self(c)} else {self(b)})"
             case ir.ArrayRef(array=name, indices=idx):
                 return f"{self.array(name)}[{', '.join(self(i) for i in idx)}]"
+            case ir.Pick(index=i, elements=els):
+                # a tuple of one type: numba indexes it at run time without a heap array
+                return f"({', '.join(self(x) for x in els)},)[{self(i)}]"
             case ir.Call(func=f, args=args):
                 return self.helper_call(f, [self(a) for a in args])
             case ir.LibCall(func=f, args=args):

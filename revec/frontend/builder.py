@@ -45,6 +45,18 @@ class Spelling:
     recursive_helper: str  # a helper calls itself (through others): "... {name} ..."
 
 
+@dataclasses.dataclass(frozen=True)
+class ArrayVar:
+    """A task-private array as the builder lowers it: scalar ``elements`` (frame fields
+    of a parameter, or locals) of type ``ty``, and the IR name of its length (Python
+    lists; None: C arrays, whose length is their capacity)."""
+
+    name: str
+    ty: Ty
+    elements: tuple[str, ...]
+    length: str | None
+
+
 class ProgramBuilder:
     """What lowering one function needs of the whole program: where its syntax nodes
     are (for located errors), the helpers lowered so far, and the module arrays and
@@ -94,6 +106,13 @@ class FunctionBuilder:
         self.params: tuple[ir.Param, ...] = ()
         # a task's read-only array parameters (inputs), in argument order
         self.array_params: tuple[ir.ArrayParam, ...] = ()
+        # a task's private array parameters (boards), and every private array in scope
+        # (parameters and locals) by the key the adapter looks them up with
+        self.private_params: tuple[ir.PrivateArray, ...] = ()
+        self.array_vars: dict[str, ArrayVar] = {}
+        # statements a statement's lowering needs first (a private array built for a
+        # spawn's argument); block() puts them before the statement
+        self.pre: list[ir.Stmt] = []
         self.locals: dict[str, Ty] = {}  # IR name -> type (parameters included)
         self.changed = False  # a local's type changed in this round of the fixpoint
 
@@ -109,10 +128,18 @@ class FunctionBuilder:
         raise NotImplementedError
 
     def block(self, nodes: Sequence[Any]) -> tuple[ir.Stmt, ...]:
-        """The statements ``nodes``, in order."""
+        """The statements ``nodes``, in order (each after the statements its lowering
+        asked to come first, :attr:`pre`)."""
         out: list[ir.Stmt] = []
-        for node in nodes:
-            out.extend(self.stmt(node))
+        outer, self.pre = self.pre, []
+        try:
+            for node in nodes:
+                stmts = self.stmt(node)
+                out.extend(self.pre)
+                self.pre = []
+                out.extend(stmts)
+        finally:
+            self.pre = outer
         return tuple(out)
 
     # ------------------------------------------------------------------ diagnostics
@@ -258,7 +285,8 @@ class FunctionBuilder:
     # ------------------------------------------------------------------ array parameters
     def arity(self) -> int:
         """How many arguments a call of this function passes (scalars and arrays)."""
-        return len([p for p in self.params if not p.hidden]) + len(self.array_params)
+        return (len([p for p in self.params if not p.hidden]) + len(self.array_params)
+                + len(self.private_params))
 
     def array_param(self, name: str, position: int, dtype: DType, ndim: int, node: Any,
                     *, with_end: bool, taken: set[str]) -> ir.ArrayParam:
@@ -371,10 +399,15 @@ class FunctionBuilder:
         """A call of the task itself: the scalar arguments converted to their
         parameters' types, then the array arguments' views (the hidden fields)."""
         arrays = {ap.position: ap for ap in self.array_params}
+        private = {pa.position: pa for pa in self.private_params}
         scalars = iter([p for p in self.params if not p.hidden])
         out: list[ir.Expr] = []
         views: dict[str, ir.Expr] = {}
         for pos, n in enumerate(nodes):
+            pa = private.get(pos)
+            if pa is not None:
+                views.update(self.private_argument(pa, n))
+                continue
             ap = arrays.get(pos)
             if ap is None:
                 p = next(scalars)
@@ -386,6 +419,128 @@ class FunctionBuilder:
                 assert end is not None
                 views[ap.end] = end
         return tuple(out + [views[p.name] for p in self.params if p.name in views])
+
+    # ------------------------------------------------------------------ task-private arrays
+    def private_param(self, name: str, position: int, ty: Ty, capacity: int,
+                      bound: str | None, node: Any, *, with_length: bool,
+                      fresh: Callable[[str], str]) -> ArrayVar:
+        """The task parameter ``name`` is a task-private array of ``capacity`` elements
+        of ``ty``: hidden frame fields (and a length field: Python lists), named by
+        ``fresh``; the adapter appends :meth:`private_fields` after the scalars."""
+        if self.kind != "task":
+            raise AssertionError("helpers take arrays as element parameters")
+        loc = self.loc(node)
+        fields = tuple(fresh(f"{name}_{k}") for k in range(capacity))
+        length = fresh(f"{name}_len") if with_length else None
+        pa = ir.PrivateArray(name, position, ty, capacity, fields, length, loc, bound)
+        self.private_params += (pa,)
+        av = ArrayVar(name, ty, fields, length)
+        return av
+
+    def private_fields(self) -> list[ir.Param]:
+        out = []
+        for pa in self.private_params:
+            out += [ir.Param(f, pa.ty, pa.loc, 0, True, hidden=True) for f in pa.fields]
+            if pa.length is not None:
+                out.append(ir.Param(pa.length, INT64, pa.loc, 0, True, hidden=True))
+        return out
+
+    def local_array(self, name: str, ty: Ty, capacity: int, *, with_length: bool,
+                    fresh: Callable[[str], str]) -> ArrayVar:
+        """A task-local private array (a child's board): ``capacity`` scalar locals."""
+        elements = tuple(fresh(f"{name}_{k}") for k in range(capacity))
+        for e in elements:
+            self.locals.setdefault(e, ty)
+        length = fresh(f"{name}_len") if with_length else None
+        if length is not None:
+            self.locals.setdefault(length, INT64)
+        return ArrayVar(name, ty, elements, length)
+
+    def array_element(self, av: ArrayVar, index: ir.Expr, node: Any) -> ir.Expr:
+        """``av[index]`` (a negative index counts from the end when the array has a
+        length: Python)."""
+        loc = self.loc(node)
+        idx = ir.Cast(loc, INT64, index) if index.ty != INT64 else index
+        if isinstance(idx, ir.Const) and 0 <= int(idx.value) < len(av.elements):
+            return ir.Var(loc, av.ty, av.elements[int(idx.value)])
+        if av.length is not None and not (isinstance(idx, ir.Const) and int(idx.value) >= 0):
+            ln = ir.Var(loc, INT64, av.length)
+            idx = ir.IfExp(loc, INT64, ir.Compare(loc, ir.BOOL, "<", idx, ir.Const(loc, INT64, 0)),
+                           ir.BinOp(loc, INT64, "+", ln, idx), idx)
+        return ir.Pick(loc, av.ty, idx, tuple(ir.Var(loc, av.ty, e) for e in av.elements))
+
+    def array_store(self, av: ArrayVar, index: ir.Expr, value: ir.Expr, node: Any
+                    ) -> list[ir.Stmt]:
+        """``av[index] = value``: the element ``index`` is assigned (one test per
+        element for an index that is not a constant)."""
+        loc = self.loc(node)
+        val = self.convert(value, av.ty)
+        idx = ir.Cast(loc, INT64, index) if index.ty != INT64 else index
+        if isinstance(idx, ir.Const):
+            k = int(idx.value)
+            if k < 0 and av.length is None or not -len(av.elements) <= k < len(av.elements):
+                self.error(f"index {k} is outside the {len(av.elements)} elements of "
+                           f"'{av.name}'", node)
+            if k >= 0:
+                return [ir.Assign(loc, av.elements[k], val)]
+        if av.length is not None and not (isinstance(idx, ir.Const) and int(idx.value) >= 0):
+            ln = ir.Var(loc, INT64, av.length)
+            idx = ir.IfExp(loc, INT64, ir.Compare(loc, ir.BOOL, "<", idx, ir.Const(loc, INT64, 0)),
+                           ir.BinOp(loc, INT64, "+", ln, idx), idx)
+        tmp = self.fresh_local("store_at", INT64)
+        out: list[ir.Stmt] = [ir.Assign(loc, tmp, idx)]
+        for k, e in enumerate(av.elements):
+            hit = ir.Compare(loc, ir.BOOL, "==", ir.Var(loc, INT64, tmp), ir.Const(loc, INT64, k))
+            out.append(ir.If(loc, hit, (ir.Assign(loc, e, val),), ()))
+        return out
+
+    def array_copy(self, dst: ArrayVar, src: ArrayVar, node: Any,
+                   length: ir.Expr | None = None) -> list[ir.Stmt]:
+        """``dst`` becomes a copy of ``src`` (every element: those past the length are
+        never read), with the length ``length`` (default: src's)."""
+        loc = self.loc(node)
+        out: list[ir.Stmt] = []
+        for k, e in enumerate(dst.elements):
+            if k < len(src.elements):
+                out.append(ir.Assign(loc, e, ir.Var(loc, src.ty, src.elements[k])
+                                     if src.ty == dst.ty else self.convert(
+                                         ir.Var(loc, src.ty, src.elements[k]), dst.ty)))
+        if dst.length is not None:
+            if length is None:
+                length = (ir.Var(loc, INT64, src.length) if src.length is not None
+                          else ir.Const(loc, INT64, len(src.elements)))
+            out.append(ir.Assign(loc, dst.length, length))
+        return out
+
+    def array_length(self, av: ArrayVar, node: Any) -> ir.Expr:
+        loc = self.loc(node)
+        if av.length is None:
+            return ir.Const(loc, INT64, len(av.elements))
+        return ir.Var(loc, INT64, av.length)
+
+    def fresh_local(self, base: str, ty: Ty) -> str:
+        """A new local of type ``ty`` no name of the function uses."""
+        name = _fresh_name(f"_rv_{base}", set(self.locals) | {p.name for p in self.params})
+        self.locals[name] = ty
+        return name
+
+    def private_argument(self, pa: ir.PrivateArray, node: Any) -> dict[str, ir.Expr]:
+        """What a call of the task passes for the private array parameter ``pa``: the
+        child's fields (and length) from the argument ``node`` (a local array, or an
+        expression building one: the adapter's syntax)."""
+        raise NotImplementedError
+
+    def child_fields(self, pa: ir.PrivateArray, av: ArrayVar, node: Any) -> dict[str, ir.Expr]:
+        """The child's private-array fields from the array ``av``."""
+        loc = self.loc(node)
+        if len(av.elements) < pa.capacity:
+            self.error(f"'{av.name}' holds {len(av.elements)} elements; the task's "
+                       f"'{pa.name}' holds {pa.capacity}", node)
+        out: dict[str, ir.Expr] = {f: self.convert(ir.Var(loc, av.ty, e), pa.ty)
+                                   for f, e in zip(pa.fields, av.elements)}
+        if pa.length is not None:
+            out[pa.length] = self.array_length(av, node)
+        return out
 
     # ------------------------------------------------------------------ statements and calls
     def spawn(self, nodes: Sequence[Any], node: Any) -> ir.Spawn:
@@ -433,7 +588,8 @@ class FunctionBuilder:
                  result_ty: Ty | None) -> ir.TaskDef:
         return ir.TaskDef(self.name, self.params, self.function_locals(), is_base, base,
                           inductive, ir.spawn_bound(inductive), self.loc(function),
-                          prologue=prologue, result_ty=result_ty, arrays=self.array_params)
+                          prologue=prologue, result_ty=result_ty, arrays=self.array_params,
+                          private=self.private_params)
 
     def helper_def(self, body: tuple[ir.Stmt, ...], result_tys: tuple[Ty, ...],
                    function: Any) -> ir.HelperDef:

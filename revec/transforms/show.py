@@ -35,6 +35,8 @@ def _expr(e: ir.Expr) -> tuple[str, int]:
             return n, 99
         case ir.ArrayRef(array=a, indices=ix):
             return f"{a}[{', '.join(expr(i) for i in ix)}]", 99
+        case ir.Pick(index=i, elements=els):
+            return f"({', '.join(expr(x) for x in els)},)[{expr(i)}]", 99
         case ir.Cast(operand=o, ty=ty):
             return f"{ty_name(ty)}({expr(o)})", 99
         case ir.BinOp(op=op, left=a, right=b):
