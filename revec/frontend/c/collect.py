@@ -59,6 +59,15 @@ def indexed(body: c_ast.Node, name: str) -> bool:
                and isinstance(n.lvalue.subscript, c_ast.ID) for n in walk(body))
 
 
+def set_after(body: c_ast.Node, acc: str, decl: c_ast.Node) -> bool:
+    """``acc`` is set (``acc = ...``) after the declaration ``decl``."""
+    nodes = walk(body)
+    start = next(i for i, n in enumerate(nodes) if n is decl)
+    return any(isinstance(n, c_ast.Assignment) and n.op == "=" and
+               isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == acc
+               for n in nodes[start:])
+
+
 def counting_loop(node: c_ast.For) -> tuple[str, c_ast.Node] | None:
     """``for ([T] i = 0; i < B; i++)``: (i, B), or None."""
     init, cond, nxt = node.init, node.cond, node.next

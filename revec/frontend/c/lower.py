@@ -23,6 +23,7 @@ from revec.frontend.c.collect import (
     counter_only_counts,
     counting_loop,
     indexed,
+    set_after,
     sum_loops,
     write_counts,
 )
@@ -397,12 +398,12 @@ class CFunction(CExpressions):
         self.sum_loops[id(loop)] = c
         self.scopes.bind(d.name, f"<array {d.name}>")
         assert self.fdef is not None
-        if not indexed(self.fdef.body, d.name):
+        if not (indexed(self.fdef.body, d.name) or set_after(self.fdef.body, acc, d)):
             return []
-        # the loop-index form: its elements go into a hidden sum (of the accumulator's
-        # type), which the summing loop adds the accumulator's value to and which is the
-        # accumulator from there on (it may be set after the spawns, as in BOTS:
-        # 'total = 0; for (...) total += part[i];')
+        # the loop-index form, or an accumulator set after the spawns (as in BOTS:
+        # 'total = 0; for (...) total += part[i];'): the elements go into a hidden sum
+        # (of the accumulator's type), which the summing loop adds the accumulator's
+        # value to and which is the accumulator from there on
         sum_ty = self.acc_type(c, d)
         if sum_ty.kind != "f" and elem.kind == "f":
             self.error(f"'{c.acc}' is an integer and '{c.name}' holds floating values: sum "
