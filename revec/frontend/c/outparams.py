@@ -268,13 +268,24 @@ class _OutParam:
             s = items[i]
             last = i == len(items) - 1
             if self.writes.get(id(s)) == "=":
-                if not last and isinstance(items[i + 1], c_ast.Return):
-                    out.append(c_ast.Return(s.rvalue, s.coord))
-                    i += 2
+                # '*p = e0;' then '*p op= e;' statements: one expression, C's conversion
+                # to the result type after every step written out
+                value, j = s.rvalue, i + 1
+                while j < len(items) and isinstance(items[j], c_ast.Assignment) and \
+                        self.writes.get(id(items[j]), "=") != "=":
+                    if value is s.rvalue:
+                        value = self.as_result(value)
+                    a = items[j]
+                    value = self.as_result(c_ast.BinaryOp(a.op[:-1], value, a.rvalue,
+                                                          a.coord))
+                    j += 1
+                if j < len(items) and isinstance(items[j], c_ast.Return):
+                    out.append(c_ast.Return(value, s.coord))
+                    i = j + 1
                     continue
-                if last and at_end:
-                    out.append(c_ast.Return(s.rvalue, s.coord))
-                    i += 1
+                if j == len(items) and at_end:
+                    out.append(c_ast.Return(value, s.coord))
+                    i = j
                     continue
                 return None
             inside = [n for n in walk(s) if id(n) in self.writes or
@@ -299,6 +310,12 @@ class _OutParam:
                 return None
             i += 1
         return out
+
+    def as_result(self, e: c_ast.Node) -> c_ast.Node:
+        """``(T)e`` for the result type ``T``."""
+        ptype = self.param.type.type
+        tdecl = c_ast.TypeDecl(None, [], None, copy.copy(ptype.type), e.coord)
+        return c_ast.Cast(c_ast.Typename(None, [], None, tdecl, e.coord), e, e.coord)
 
     def hidden(self, end_reachable: bool, ptype: c_ast.TypeDecl) -> list[c_ast.Node]:
         """The body with ``*p`` a local that every ``return`` returns."""
