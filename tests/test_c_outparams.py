@@ -376,8 +376,13 @@ def test_root_call_takes_the_other_parameters(tmp_path):
     path.write_text(src)
     program = load_program(path)
     assert [p.name for p in program.tasks[task].user_params] == ["n", "w"]
-    assert int(run_loaded(program, task, (5, 2), variant="seq").result) == \
-        int(run_loaded(program, task, (5, 2), variant="seq").result)
+
+    def paths(n: int, w: int) -> int:
+        if n <= 1:
+            return n + w
+        return 2 * paths(n - 1, w) + paths(n - 2, w + 1) * w + (n & 3)
+
+    assert int(run_loaded(program, task, (9, 2), variant="seq").result) == paths(9, 2)
     with pytest.raises(RevecError):
         run_loaded(program, task, (5, 2, 0), variant="seq")
 
