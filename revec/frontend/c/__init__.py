@@ -18,6 +18,7 @@ from revec.frontend.assemble import assemble, depth_guard
 from revec.frontend.c.context import CProgramContext
 from revec.frontend.c.file_scope import read_file_scope
 from revec.frontend.c.lower import CFunction
+from revec.frontend.c.outparams import rewrite_out_params
 from revec.frontend.c.reference import sequential_module
 from revec.frontend.c.source import read_c
 
@@ -31,6 +32,8 @@ def load_c_program(path: str | Path) -> ir.Program:
         if not ctx.tasks:
             raise RevecError("no task in this file: a task is a function that uses "
                              "cilk_spawn or calls itself", src.at(1, 1))
+        for name in sorted(ctx.tasks):
+            rewrite_out_params(ctx.functions[name], ctx.error)
         tasks = {name: CFunction(ctx, fdef, "task").lower_task()
                  for name, fdef in ctx.functions.items() if name in ctx.tasks}
         return assemble(src.path, src.text, tasks, dict(ctx.helpers), {}, ctx.arrays,

@@ -18,12 +18,28 @@ from collections.abc import Sequence
 from pycparser import c_ast
 
 from revec import ir
-from revec.frontend.c.collect import Collect, counter_only_counts, sum_loops
+from revec.frontend.c.collect import (
+    Collect,
+    counter_only_counts,
+    counting_loop,
+    indexed,
+    set_after,
+    sum_loops,
+    write_counts,
+)
 from revec.frontend.c.context import CProgramContext
 from revec.frontend.c.expressions import CExpressions
 from revec.frontend.c.loops import Range, as_range, continue_with, has_continue
 from revec.frontend.c.source import SYNC_NAMES
-from revec.frontend.c.syntax import as_if, body_items, ends_with_return, is_spawn, walk
+from revec.frontend.c.syntax import (
+    as_if,
+    assigned_names,
+    body_items,
+    ends_with_return,
+    is_spawn,
+    key,
+    walk,
+)
 from revec.frontend.c.typenames import c_name
 from revec.frontend.rules.c99 import I32, I64, usual
 from revec.frontend.shape import TaskShape
@@ -38,6 +54,7 @@ class CFunction(CExpressions):
         super().__init__(ctx, fdef, kind)
         self.sum_loops: dict[int, Collect] = {}  # id of a summing loop -> its array
         self.loop_depth = 0
+        self.loop_nodes: list[c_ast.Node | None] = []  # the loops around a statement
         # local array -> (C name of the local it is summed into, the summing loop)
         self.summed: dict[str, tuple[str, c_ast.For]] = {}
 
@@ -203,7 +220,8 @@ class CFunction(CExpressions):
                 self.error("this statement has no effect", node)
         self.error(f"'{type(node).__name__}' statements are not supported", node)
 
-    def loop_body(self, body: c_ast.Node | None) -> tuple[ir.Stmt, ...]:
+    def loop_body(self, body: c_ast.Node | None, loop: c_ast.Node | None = None
+                  ) -> tuple[ir.Stmt, ...]:
         if body is not None:
             # without a cilk_sync in the loop, what a spawn in one iteration assigns is
             # still pending in the next one: reads anywhere in the loop are before the sync
@@ -213,17 +231,19 @@ class CFunction(CExpressions):
                     if isinstance(n, c_ast.Assignment) and is_spawn(n.rvalue):
                         target = n.lvalue
                         name = target.name if isinstance(target, c_ast.ID) else None
+                        irname = self.scopes.lookup(name) if name is not None else None
                         if isinstance(target, c_ast.ArrayRef) and isinstance(
                                 target.name, c_ast.ID) and target.name.name in self.collects:
-                            name = self.collects[target.name.name].acc
-                        irname = self.scopes.lookup(name) if name is not None else None
+                            irname = self.collect_target(self.collects[target.name.name])
                         if irname is not None:
                             self.pending.add(irname)
         self.loop_depth += 1
+        self.loop_nodes.append(loop)
         try:
             return self.scoped(body_items(body))
         finally:
             self.loop_depth -= 1
+            self.loop_nodes.pop()
 
     def local_decl(self, d: c_ast.Decl) -> list[ir.Stmt]:
         if isinstance(d.type, c_ast.FuncDecl):
@@ -409,7 +429,59 @@ class CFunction(CExpressions):
         self.collects[d.name] = c
         self.sum_loops[id(loop)] = c
         self.scopes.bind(d.name, f"<array {d.name}>")
-        return []
+        assert self.fdef is not None
+        if not (indexed(self.fdef.body, d.name) or set_after(self.fdef.body, acc, d)):
+            return []
+        # the loop-index form, or an accumulator set after the spawns (as in BOTS:
+        # 'total = 0; for (...) total += part[i];'): the elements go into a hidden sum
+        # (of the accumulator's type), which the summing loop adds the accumulator's
+        # value to and which is the accumulator from there on
+        sum_ty = self.acc_type(c, d)
+        if sum_ty.kind != "f" and elem.kind == "f":
+            self.error(f"'{c.acc}' is an integer and '{c.name}' holds floating values: sum "
+                       "them into a floating accumulator", d)
+        c.sum_ir = self.scopes.fresh(f"{d.name}_sum")  # an IR local no C name reaches
+        self.ctypes[c.sum_ir] = self.locals[c.sum_ir] = sum_ty
+        return [ir.Assign(self.loc(d), c.sum_ir, ir.Const(self.loc(d), sum_ty, 0))]
+
+    def acc_type(self, c: Collect, where: c_ast.Node) -> Ty:
+        """The C type of the local a collecting array is summed into (its declarations
+        in the function)."""
+        assert self.fdef is not None
+        decls = [n for n in walk(self.fdef.body) if isinstance(n, c_ast.Decl) and
+                 n.name == c.acc and not isinstance(n.type, c_ast.FuncDecl)]
+        tys = {self.ctx.type_of(n.type, f"'{c.acc}'") for n in decls}
+        if len(tys) != 1 or None in tys:
+            self.error(f"the local '{c.acc}' that sums '{c.name}' must be declared once in "
+                       "this function", where)
+        ty = tys.pop()
+        assert ty is not None
+        return ty
+
+    def collect_target(self, c: Collect) -> str | None:
+        """The IR local a collecting array's elements are added into."""
+        return c.sum_ir if c.sum_ir is not None else self.scopes.lookup(c.acc)
+
+    def fill_loop(self, c: Collect, index: str, node: c_ast.Node) -> bool:
+        """``node`` writes ``c[index]`` in the one loop ``for (i = 0; i < B; i++)``
+        filling ``c``, whose iterations write it once (at most once: ``= {0}``)."""
+        loop = self.loop_nodes[-1] if self.loop_depth == 1 else None
+        form = counting_loop(loop) if isinstance(loop, c_ast.For) else None
+        if loop is None or form is None or form[0] != index or \
+                index in assigned_names(loop.stmt) or any(
+                    isinstance(n, c_ast.Decl) and n.name == index for n in walk(loop.stmt)):
+            return False
+        if c.fill is None:
+            lo, hi = write_counts(loop.stmt, c.name)
+            if hi > 1:
+                self.error(f"an iteration of this loop may write '{c.name}[{index}]' twice; "
+                           "each element collects one result", node)
+            if lo < 1 and not c.zeroed:
+                self.error(f"an iteration of this loop may leave '{c.name}[{index}]' "
+                           f"unwritten: write it on every path (e.g. 'else {c.name}[{index}] "
+                           f"= 0;') or declare the array '= {{0}}'", node)
+            c.fill, c.fill_bound = loop, form[1]
+        return c.fill is loop
 
     def collect_write(self, node: c_ast.Assignment) -> list[ir.Stmt]:
         c = self.collects[node.lvalue.name.name]
@@ -423,14 +495,14 @@ class CFunction(CExpressions):
                 self.error(f"'{c.name}' is filled through '{c.counter}++' elsewhere", sub)
             c.counter = sub.expr.name
             extra = self.increment(sub)
-        elif c.zeroed and isinstance(sub, c_ast.ID) and self.loop_depth == 1 and \
-                self.scopes.lookup(sub.name) in self.loopvars and c.writer in (None, id(node)):
-            c.writer = id(node)
+        elif c.sum_ir is not None and isinstance(sub, c_ast.ID) and \
+                self.fill_loop(c, sub.name, node):
+            pass
         else:
-            self.error(f"'{c.name}' collects results through '{c.name}[k++] = ...' (or, "
-                       "declared '= {0}', indexed by the index of the one loop that fills it)",
-                       sub)
-        acc_ir = self.scopes.lookup(c.acc)
+            self.error(f"'{c.name}' collects results through '{c.name}[k++] = ...' or, "
+                       f"in the one loop 'for (i = 0; i < n; i++)' that fills it, through "
+                       f"'{c.name}[i] = ...' once per iteration", sub)
+        acc_ir = self.collect_target(c)
         if acc_ir is None:
             self.error(f"declare '{c.acc}' (which sums '{c.name}') before the spawns that "
                        "fill the array", node)
@@ -443,30 +515,52 @@ class CFunction(CExpressions):
         return [ir.Assign(loc, acc_ir, self.convert(total, acc_ty)), *extra]
 
     def sum_loop(self, node: c_ast.For, c: Collect) -> list[ir.Stmt]:
+        assert self.fdef is not None
+        loc = self.loc(node)
         acc_ir = self.scopes.lookup(c.acc)
         if acc_ir is None:
             self.error(f"'{c.acc}' is not declared", node)
-        if acc_ir in self.pending:
+        if self.collect_target(c) in self.pending:
             self.error(f"'{c.name}' holds spawned values and is read before cilk_sync", node)
-        rng = self.range_of(node)
-        bound = node.cond.right if isinstance(node.cond, c_ast.BinaryOp) else None
-        ok = rng is not None and node.cond.op == "<" and isinstance(
-            node.init, c_ast.DeclList) and isinstance(node.init.decls[0].init, c_ast.Constant)
-        if ok:
-            assert rng is not None
-            start = self.const_expr(node.init.decls[0].init, I64)
-            ok = start == 0 and rng.step == 1
-        if ok and c.counter is not None and c.writer is None:
-            assert self.fdef is not None
+        form = counting_loop(node)
+        ok = form is not None
+        if form is not None:
+            index, bound = form
+            add = body_items(node.stmt)[0]
+            sub = add.rvalue.subscript if isinstance(add.rvalue, c_ast.ArrayRef) else \
+                add.rvalue.right.subscript
+            ok = isinstance(sub, c_ast.ID) and sub.name == index
+        if ok and c.counter is not None:
             ok = isinstance(bound, c_ast.ID) and bound.name == c.counter and \
                 counter_only_counts(self.fdef.body, c)
+        elif ok and c.fill is not None and c.fill_bound is not None:
+            # the filling loop's bound, unchanged since (names the task never assigns)
+            names = {n.name for n in walk(bound) if isinstance(n, c_ast.ID)}
+            ok = (c.zeroed and self.try_const(bound) == c.size) or (
+                key(bound) == key(c.fill_bound) and
+                not names & assigned_names(self.fdef.body))
         elif ok:
-            ok = c.zeroed and c.counter is None and self.try_const(bound) == c.size
+            ok = c.zeroed and self.try_const(bound) == c.size
         if not ok:
             want = c.counter if c.counter is not None else str(c.size)
             self.error(f"the loop summing '{c.name}' must add every element it was filled "
                        f"with: for (int i = 0; i < {want}; i++) {c.acc} += {c.name}[i];", node)
-        return []
+        if c.sum_ir is None:
+            return []
+        # from here on the hidden sum is the accumulator: sound while no later statement
+        # can read the accumulator's old local, so after this block the task returns
+        block = next(n for n in walk(self.fdef.body) if isinstance(n, c_ast.Compound) and
+                     any(x is node for x in body_items(n)))
+        rest = body_items(block)[[id(x) for x in body_items(block)].index(id(node)) + 1:]
+        if block is not self.fdef.body and not ends_with_return(rest):
+            self.error(f"after the loop summing '{c.name}' into '{c.acc}', return in the "
+                       "same block", node)
+        if self.ctypes[acc_ir] != self.ctypes[c.sum_ir]:
+            self.error(f"'{c.acc}' is declared with another type here", node)
+        total = self.arith("+", ir.Var(loc, self.locals[c.sum_ir], c.sum_ir),
+                           ir.Var(loc, self.locals[acc_ir], acc_ir), node)
+        self.scopes.bind(c.acc, c.sum_ir)
+        return [ir.Assign(loc, c.sum_ir, self.convert(total, self.ctypes[c.sum_ir]))]
 
     # ------------------------------------------------------------------ loops
     def range_of(self, node: c_ast.For) -> Range | None:
@@ -489,7 +583,7 @@ class CFunction(CExpressions):
                         d = 1 if rng.op == "<=" else -1
                         stop = ir.BinOp(loc, I64, "+", stop, ir.Const(loc, I64, d))
                     irname = self.declare(rng.index, rng.ty, node.init.decls[0], loop=True)
-                    body = self.loop_body(node.stmt)
+                    body = self.loop_body(node.stmt, node)
                     return [ir.For(loc, irname, start, stop, ir.Const(loc, I64, rng.step),
                                    body)]
             init: list[ir.Stmt] = []
@@ -499,7 +593,7 @@ class CFunction(CExpressions):
                 init = self.stmt(node.init)
             cond = (self.condition(node.cond) if node.cond is not None
                     else ir.Const(loc, BOOL, True))
-            body = self.loop_body(node.stmt)
+            body = self.loop_body(node.stmt, node)
             step_stmts = tuple(self.stmt(node.next)) if node.next is not None else ()
             body = continue_with(body, step_stmts)
             return [*init, ir.While(loc, cond, (*body, *step_stmts))]
