@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -387,21 +388,27 @@ def test_root_call_takes_the_other_parameters(tmp_path):
         run_loaded(program, task, (5, 2, 0), variant="seq")
 
 
-def test_read_only_pointer_keeps_its_rejection(tmp_path):
-    """A pointer parameter only read is not an out-parameter (read-only inputs are
-    another feature): today's located rejection stays."""
+def test_read_only_pointer_is_an_input_not_an_out_parameter(tmp_path):
+    """A pointer parameter only read is not an out-parameter: it stays in the
+    signature as a read-only array input (tests/test_array_inputs.py)."""
     src = HEAD + """\
 long f(const int *a, int n) {
-  if (n < 2) return a[0];
+  if (n < 2) return a[n];
   return f(a, n - 1) + f(a, n - 2);
 }
 """
     path = tmp_path / "prog.c"
     path.write_text(src)
-    with pytest.raises(RevecError) as info:
-        load_program(path)
-    assert "pointer parameter 'a' is not supported" in info.value.message
-    assert (info.value.loc.line, info.value.loc.col) == _where(src, "*a, int n")
+    program = load_program(path)
+    assert [ap.name for ap in program.tasks["f"].arrays] == ["a"]
+    values = np.array([7, 11], np.int32)
+
+    def count(n: int) -> tuple[int, int]:  # (f(0) leaves, f(1) leaves) under f(n)
+        return (1, 0) if n == 0 else (0, 1) if n == 1 else tuple(
+            x + y for x, y in zip(count(n - 1), count(n - 2)))  # type: ignore[return-value]
+    zeros, ones = count(6)
+    got = run_loaded(program, "f", (values, 6), variant="reexp", backend="c").result
+    assert got == 7 * zeros + 11 * ones
 
 
 # (name, source after HEAD, message fragment, the text the caret points at)

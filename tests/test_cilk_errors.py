@@ -84,14 +84,15 @@ long f(int *p, int n) {
   p[0] = n;
   return f(p, n - 1);
 }
-""", "writes the array parameter 'p'; array parameters are read-only", "p[0] = n;"),
+""", "'f' returns a value and writes '*p': a task with an out-parameter returns void",
+     "*p, int n)"),
     ("input_written_through_star", """\
 long f(int *p, int n) {
   if (n < 2) return n;
   *(p + 1) = n;
   return f(p, n - 1);
 }
-""", "writes the array parameter 'p'", "p + 1) = n;"),
+""", "'f' returns a value and writes '*p'", "*p, int n)"),
     ("input_passed_changed", """\
 long f(const int *p, int n) {
   if (n < 2) return p[0];
