@@ -234,10 +234,15 @@ def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]
     """The plain reference run's arguments: the converted scalars, and each array
     argument as the bound NumPy array of its declared element type (a ``list[int]``'s
     elements are int64 in every run, as the compiled ones compute)."""
-    if not t.arrays:
+    if not (t.arrays or t.private):
         return rargs[:len(t.user_params)]
     scalars = iter(rargs[:len(t.user_params)])
-    arrays = {ap.position: program.arrays[ap.array] for ap in t.arrays}
+    arrays: dict[int, Any] = {ap.position: program.arrays[ap.array] for ap in t.arrays}
+    boards = getattr(program, "boards", {})
+    for pa in t.private:  # a list of NumPy scalars (plain Python builds on it: b + [c])
+        values = [v for v in boards[pa.name].tolist()]
+        items = [pa.ty.dtype.type(v) for v in values]
+        arrays[pa.position] = tuple(items) if pa.sequence == "tuple" else items
     return tuple(arrays[i] if i in arrays else next(scalars) for i in range(t.arity))
 
 

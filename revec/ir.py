@@ -321,6 +321,7 @@ class PrivateArray:
     length: str | None
     loc: SourceLoc
     bound: str | None = None
+    sequence: str = "list"  # what plain Python passes: "list" or "tuple" (Python tasks)
 
 
 @dataclass(frozen=True)
@@ -397,6 +398,10 @@ class Program:
     # arrays the root call supplies (their placeholder in ``arrays`` until bound:
     # revec.frontend.inputs.bind_inputs puts the caller's arrays there)
     inputs: dict[str, InputDecl] = field(default_factory=dict)
+    # the same program checked again with the capacities of task-private arrays bounded
+    # by parameters set to root values: ``specialize({(task, param): value})`` (set by
+    # the front end; None: no such arrays can be specialised)
+    specialize: Any = None
 
 
 def speculable(e: Expr) -> bool:

@@ -68,6 +68,9 @@ class ProgramBuilder:
         self.lowering: list[str] = []  # the helpers being lowered (calling one recurses)
         self.arrays: dict[str, np.ndarray] = {}
         self.inputs: dict[str, ir.InputDecl] = {}  # arrays the root call supplies
+        # capacities of task-private arrays bounded by a parameter: (task, parameter) ->
+        # its root value (a program specialised for a root call; empty when checking)
+        self.sizes: dict[tuple[str, str], int] = {}
         self.libs: set[str] = set()
 
     def error(self, message: str, node: Any) -> NoReturn:
@@ -423,7 +426,7 @@ class FunctionBuilder:
     # ------------------------------------------------------------------ task-private arrays
     def private_param(self, name: str, position: int, ty: Ty, capacity: int,
                       bound: str | None, node: Any, *, with_length: bool,
-                      fresh: Callable[[str], str]) -> ArrayVar:
+                      fresh: Callable[[str], str], sequence: str = "list") -> ArrayVar:
         """The task parameter ``name`` is a task-private array of ``capacity`` elements
         of ``ty``: hidden frame fields (and a length field: Python lists), named by
         ``fresh``; the adapter appends :meth:`private_fields` after the scalars."""
@@ -432,7 +435,8 @@ class FunctionBuilder:
         loc = self.loc(node)
         fields = tuple(fresh(f"{name}_{k}") for k in range(capacity))
         length = fresh(f"{name}_len") if with_length else None
-        pa = ir.PrivateArray(name, position, ty, capacity, fields, length, loc, bound)
+        pa = ir.PrivateArray(name, position, ty, capacity, fields, length, loc, bound,
+                             sequence)
         self.private_params += (pa,)
         av = ArrayVar(name, ty, fields, length)
         return av

@@ -28,6 +28,9 @@ from revec.errors import RevecError
 # the compiled task the API caches per program)
 _BOUND: OrderedDict[tuple[Any, ...], tuple[ir.Program, Any]] = OrderedDict()
 _BOUND_MAX = 16
+# the most elements a task-private array bounded by a parameter may hold (each is a
+# frame field: a column of the thread blocks)
+MAX_CAPACITY = 1024
 
 
 def load_array_file(path: str, what: str) -> np.ndarray:
@@ -94,20 +97,33 @@ def input_value(decl: ir.InputDecl, value: Any, what: str) -> np.ndarray:
 
 def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                 ) -> tuple[ir.Program, tuple[Any, ...], tuple[Any, ...]]:
-    """The program with the task's array inputs bound to the arrays among ``args``; the
-    scalar arguments; and the arguments for the plain reference run (the caller's own
-    objects for a Python program, whose functions take them)."""
+    """The program with the task's array inputs bound to the arrays among ``args`` (and,
+    for task-private arrays, specialised for the root call's capacities, their fields'
+    root values set); the scalar arguments; and the caller's arguments."""
     t = program.tasks.get(task)
-    if t is None or not t.arrays:
+    if t is None or not (t.arrays or t.private):
         return program, tuple(args), tuple(args)
-    by_pos = {ap.position: ap for ap in t.arrays}
     if len(args) < t.arity:
-        names = _signature(program, t)
+        names = _signature(t)
         raise RevecError(f"task '{task}' needs {t.arity} argument(s) ({names}), got "
                          f"{len(args)}; an array argument has no default")
+    program, t = _specialised(program, t, args)
+    by_pos = {ap.position: ap for ap in t.arrays}
+    private = {pa.position: pa for pa in t.private}
     arrays: dict[str, np.ndarray] = {}
+    boards: dict[str, np.ndarray] = {}
     scalars: list[Any] = []
     for pos, value in enumerate(args):
+        pa = private.get(pos)
+        if pa is not None:
+            decl = ir.InputDecl(pa.name, pa.ty.dtype, 1, pa.loc)
+            board = input_value(decl, value, f"argument '{pa.name}'")
+            if len(board) > pa.capacity:
+                bound = f" (its bound '{pa.bound}')" if pa.bound else ""
+                raise RevecError(f"argument '{pa.name}': {len(board)} elements, but the "
+                                 f"task's list holds at most {pa.capacity}{bound}")
+            boards[pa.name] = board
+            continue
         ap = by_pos.get(pos)
         if ap is None:
             scalars.append(value)
@@ -116,17 +132,25 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
         arrays[ap.array] = input_value(decl, value, f"argument '{ap.name}'")
     key = (id(program), task, tuple(
         (k, a.dtype.str, a.shape, hashlib.sha1(a.tobytes()).hexdigest())
-        for k, a in sorted(arrays.items())))
+        for k, a in sorted({**arrays, **{f"@{n}": b for n, b in boards.items()}}.items())))
     hit = _BOUND.get(key)
     if hit is not None and hit[1] is program:
         _BOUND.move_to_end(key)
         return hit[0], tuple(scalars), tuple(args)
-    ends = {ap.end: len(arrays[ap.array]) for ap in t.arrays if ap.end is not None}
-    params = tuple(dataclasses.replace(p, default=ends[p.name]) if p.name in ends else p
+    roots: dict[str, Any] = {ap.end: len(arrays[ap.array]) for ap in t.arrays
+                             if ap.end is not None}
+    for pa in t.private:
+        board = boards[pa.name]
+        for k, f in enumerate(pa.fields):
+            roots[f] = board[k].item() if k < len(board) else 0
+        if pa.length is not None:
+            roots[pa.length] = len(board)
+    params = tuple(dataclasses.replace(p, default=roots[p.name]) if p.name in roots else p
                    for p in t.params)
     bound = dataclasses.replace(
         program, arrays={**program.arrays, **arrays},
         tasks={**program.tasks, task: dataclasses.replace(t, params=params)})
+    bound.boards = boards  # type: ignore[attr-defined]
     rebind = getattr(program.module, "__revec_rebind__", None)
     if rebind is not None:  # a generated reference (C): its globals hold the arrays
         bound.module = rebind(bound.arrays)
@@ -136,8 +160,53 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
     return bound, tuple(scalars), tuple(args)
 
 
-def _signature(program: ir.Program, t: ir.TaskDef) -> str:
+_SPECIALISED: OrderedDict[tuple[Any, ...], tuple[ir.Program, ir.Program]] = OrderedDict()
+
+
+def _specialised(program: ir.Program, t: ir.TaskDef, args: tuple[Any, ...] | list[Any]
+                 ) -> tuple[ir.Program, ir.TaskDef]:
+    """The program checked again with the capacities the root call gives the task's
+    private arrays bounded by parameters (``len(board) == n``: n's root value)."""
+    if not any(pa.bound for pa in t.private):
+        return program, t
+    taken = {ap.position for ap in t.arrays} | {pa.position for pa in t.private}
+    positions = [i for i in range(t.arity) if i not in taken]
+    by_name = {p.name: args[i] for p, i in zip(t.user_params, positions)}
+    sizes: dict[tuple[str, str], int] = {}
+    for pa in t.private:
+        if pa.bound is None:
+            continue
+        try:
+            value = int(by_name[pa.bound])
+        except (TypeError, ValueError):
+            raise RevecError(f"argument '{pa.bound}': {by_name[pa.bound]!r} is not an "
+                             "integer") from None
+        if value < 0 or value > MAX_CAPACITY:
+            raise RevecError(f"argument '{pa.bound}' = {value} bounds the task-private "
+                             f"list '{pa.name}'; revec holds such lists of at most "
+                             f"{MAX_CAPACITY} elements")
+        sizes[(t.name, pa.bound)] = value
+    if all(pa.capacity == max(sizes.get((t.name, pa.bound or ""), pa.capacity), 1)
+           for pa in t.private):
+        return program, t
+    if program.specialize is None:
+        raise RevecError(f"task '{t.name}' needs its program checked for these list "
+                         "sizes, which this program cannot be")
+    key = (id(program), tuple(sorted(sizes.items())))
+    hit = _SPECIALISED.get(key)
+    if hit is not None and hit[1] is program:
+        return hit[0], hit[0].tasks[t.name]
+    new = program.specialize(sizes)
+    _SPECIALISED[key] = (new, program)
+    while len(_SPECIALISED) > _BOUND_MAX:
+        _SPECIALISED.popitem(last=False)
+    return new, new.tasks[t.name]
+
+
+def _signature(t: ir.TaskDef) -> str:
     names = [p.name for p in t.user_params]
-    for ap in sorted(t.arrays, key=lambda a: a.position):
-        names.insert(ap.position, f"{ap.name}[]")
+    arrays = [(ap.position, ap.name) for ap in t.arrays] + [
+        (pa.position, pa.name) for pa in t.private]
+    for pos, name in sorted(arrays):
+        names.insert(pos, f"{name}[]")
     return ", ".join(names)

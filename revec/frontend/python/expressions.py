@@ -17,9 +17,10 @@ import numpy as np
 import revec.lang as lang
 from revec import ir
 from revec.errors import RevecError
-from revec.frontend.builder import FunctionBuilder, Spelling
+from revec.frontend.builder import INT64, ArrayVar, FunctionBuilder, Spelling
 from revec.frontend.python.context import ProgramContext
 from revec.frontend.python.signature import (
+    ArrayArg,
     annotation_value,
     scalar_type_of,
     strong,
@@ -107,7 +108,8 @@ class PyExpressions(FunctionBuilder):
             if any(t.dtype not in ir.SUPPORTED_DTYPES for t in sig):
                 self.error(f"an argument of '{name}' has a type revec does not support", node)
             key = name + "__" + "_".join(
-                t.dtype.name for p, t in zip(params, sig) if p.annotation is None)
+                (f"{t.dtype.name}x{t.capacity}" if isinstance(t, ArrayArg) else t.dtype.name)
+                for p, t in zip(params, sig) if p.annotation is None)
 
         def lower() -> ir.HelperDef:
             lowerer = type(self)(ctx, fdef, kind="helper")
@@ -197,6 +199,10 @@ class PyExpressions(FunctionBuilder):
 
     def name_ref(self, name: str, node: cst.CSTNode) -> ir.Expr:
         loc = self.loc(node)
+        if name in self.array_vars:
+            self.error(f"'{name}' is a task-private list: index it ({name}[i]), take its "
+                       f"len({name}), build a child's list from it ({name} + [x]) or pass "
+                       "it to a spawn or a helper", node)
         if self.array_named(name) is not None:
             self.error(f"'{name}' is an array parameter: index it ({name}[i]), take its "
                        f"len({name}), or pass it (or a slice {name}[k:]) to a spawn", node)
@@ -263,6 +269,12 @@ class PyExpressions(FunctionBuilder):
         if not isinstance(base, cst.Name):
             self.error("only module-level arrays can be indexed", node)
         name = base.value
+        av = self.array_vars.get(name)
+        if av is not None:
+            if len(indices) != 1:
+                self.error(f"'{name}' is a list of one dimension; index it {name}[i]", node)
+            idx = self.typed(lambda: self.rules.index(self.expr(indices[0])), indices[0])
+            return self.array_element(av, idx, node)
         ap = self.array_named(name)
         if ap is not None:
             return self.input_element(ap, indices, node)
@@ -309,6 +321,9 @@ class PyExpressions(FunctionBuilder):
             return self.lib_call(lib, node, allow_tuple)
         if fname == "len" and "len" not in g and len(node.args) == 1 and isinstance(
                 node.args[0].value, cst.Name):
+            av = self.array_vars.get(node.args[0].value.value)
+            if av is not None:
+                return self.array_length(av, node)
             ap = self.array_named(node.args[0].value.value)
             if ap is not None:
                 return self.view_length(ap, node)
@@ -380,12 +395,32 @@ class PyExpressions(FunctionBuilder):
         return self.convert(args[0], res)
 
     def helper_call(self, fname: str, node: cst.Call, allow_tuple: bool) -> ir.Expr:
-        raw = [self.expr(a.value) for a in node.args]
         n = len(self.ctx.functions[fname].params.params)
         if len(node.args) != n:
             self.error(f"{fname}() takes {n} argument(s), got {len(node.args)}", node)
-        helper = self.helper(fname, node, tuple(a.ty for a in raw))
-        args = tuple(self.convert(e, p.ty) for e, p in zip(raw, helper.params))
+        raw: list[ir.Expr | ArrayVar] = []
+        for a in node.args:
+            v = a.value
+            if isinstance(v, cst.Name) and v.value in self.array_vars:
+                raw.append(self.array_vars[v.value])
+            else:
+                raw.append(self.expr(v))
+        sig = tuple(ArrayArg(a.ty, len(a.elements), a.length is not None)
+                    if isinstance(a, ArrayVar) else a.ty for a in raw)
+        helper = self.helper(fname, node, sig)  # type: ignore[arg-type]
+        flat: list[ir.Expr] = []
+        loc = self.loc(node)
+        for a in raw:
+            if isinstance(a, ArrayVar):
+                flat += [ir.Var(loc, a.ty, e) for e in a.elements]
+                if a.length is not None:
+                    flat.append(ir.Var(loc, INT64, a.length))
+            else:
+                flat.append(a)
+        if any(isinstance(a, ArrayVar) for a in raw) and len(flat) != len(helper.params):
+            self.error(f"{fname}() takes its list parameter(s) unannotated (their type "
+                       "comes from the call)", node)
+        args = tuple(self.convert(e, p.ty) for e, p in zip(flat, helper.params))
         rt = helper.result_tys
         if not rt and not allow_tuple:
             self.error(f"helper '{fname}' returns no value", node)

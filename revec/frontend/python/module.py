@@ -42,7 +42,8 @@ def static_reducer_checks(src: ParsedSource) -> None:
                         f"are {', '.join(repr(o) for o in REDUCER_OPS)}", src.loc(op))
 
 
-def check_module(src: ParsedSource, live: types.ModuleType | None) -> ir.Program:
+def check_module(src: ParsedSource, live: types.ModuleType | None,
+                 sizes: dict[tuple[str, str], int] | None = None) -> ir.Program:
     """The checked program of the parsed module ``src``: executed once here (a fresh
     module), or already live (``live``: its globals, nothing executed)."""
     functions: dict[str, cst.FunctionDef] = {}
@@ -66,6 +67,7 @@ def check_module(src: ParsedSource, live: types.ModuleType | None) -> ir.Program
             loc = src.loc(node) if node is not None else src.at(1, 1)
             reducers[name] = ir.ReducerDecl(name, value.dtype, value.op, loc)
     ctx = ProgramContext(src, module, functions, reducers)
+    ctx.sizes = dict(sizes or {})
     tasks: dict[str, ir.TaskDef] = {}
     for name, fdef in functions.items():
         if isinstance(g.get(name), Task):
