@@ -24,6 +24,7 @@ and back end gives the serial program's answer (docs/design.md, "Bounds").
 from __future__ import annotations
 
 import dataclasses
+from typing import NoReturn
 
 import numpy as np
 
@@ -91,12 +92,14 @@ class _Task:
         return None
 
     def bound_name(self, e: ir.Expr) -> str:
-        return e.reducer if isinstance(e, ir.BoundRead) else self.tainted[getattr(e, "name")]
+        if isinstance(e, ir.BoundRead):
+            return e.reducer
+        assert isinstance(e, ir.Var)
+        return self.tainted[e.name]
 
-    def fail(self, read: ir.Expr, what: str) -> None:
+    def fail(self, read: ir.Expr, what: str) -> NoReturn:
         name = self.bound_name(read)
-        via = "" if isinstance(read, ir.BoundRead) else \
-            f" ('{getattr(read, 'name')}' holds its value)"
+        via = f" ('{read.name}' holds its value)" if isinstance(read, ir.Var) else ""
         raise RevecError(f"the bound '{name}'{via} is {what}: a bound may only be read to "
                          "prune, in the condition of an 'if' that ends the task without "
                          "spawning or reducing (if (... <= bound) return;) or that only "
@@ -120,6 +123,12 @@ class _Task:
                     if read is not None:
                         self.tainted[node.target] = self.bound_name(read)
                         changed = True
+        for node in ir.walk_nodes(stmts):
+            if isinstance(node, ir.Recur):
+                for arg in node.args:
+                    read = self.bound_in(arg)
+                    if read is not None:
+                        self.fail(read, "passed to a spawn")
         read = self.bound_in(t.is_base)
         if read is not None:
             self.fail(read, "read in the is-base test (prune after it, in the inductive "

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from pycparser import c_ast
 
+from revec import ir
 from revec.errors import SourceLoc
 from revec.frontend.builder import ProgramBuilder
 from revec.frontend.c.source import CSource
