@@ -51,7 +51,10 @@ def check_bounds(program: ir.Program) -> ir.Program:
                                  node.loc)
     if not bounds:
         return program
-    tasks = {name: _Task(t).check() for name, t in program.tasks.items()}
+    checked = {name: _Task(t) for name, t in program.tasks.items()}
+    tasks = {name: c.check() for name, c in checked.items()}
+    if not any(c.prunes for c in checked.values()):
+        return program  # bounds raised (lowered) but never read: nothing to count
     reducers = dict(program.reducers)
     reducers[PRUNED] = ir.ReducerDecl(PRUNED, np.dtype(np.int64), "sum",
                                       next(iter(program.tasks.values())).loc, hidden=True)
@@ -79,7 +82,7 @@ class _Task:
     def __init__(self, t: ir.TaskDef) -> None:
         self.t = t
         self.tainted: dict[str, str] = {}  # local -> the bound its value comes from
-        self.reads_outside: dict[int, set[str]] = {}
+        self.prunes = 0  # the pruning ifs
 
     # ------------------------------------------------------------------ reads
     def bound_in(self, e: ir.Expr) -> ir.Expr | None:
@@ -195,6 +198,7 @@ class _Task:
         else:
             self.fail(read, "read in the condition of an 'if' that neither ends the task "
                       "nor guards spawns")
+        self.prunes += 1
         count = ir.Reduce(s.loc, PRUNED, ir.Const(s.loc, _I64, 1))
         then, orelse = self.block(s.then), self.block(s.orelse)
         if pruned == 0:
