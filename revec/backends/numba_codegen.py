@@ -537,14 +537,14 @@ class NumbaModuleGen:
         """The bound ``r``'s value from its int64 cell's bits ``cell``."""
         t = np_type(ir.Ty(r.dtype), "")
         if r.dtype.kind == "f":
-            return f"{t}(({cell}).view(float64))"
+            return f"{t}(np.int64({cell}).view(np.float64))"
         return f"{t}({cell})"
 
     @staticmethod
     def bound_encode(r: ir.ReducerDecl, value: str) -> str:
         """The int64 cell bits of the bound ``r``'s value ``value``."""
         if r.dtype.kind == "f":
-            return f"float64({value}).view(int64)"
+            return f"np.float64({value}).view(np.int64)"
         return f"int64({value})"
 
     def loop_prefix(self, step: kp.LoopPrefix) -> list[str]:
