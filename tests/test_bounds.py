@@ -546,3 +546,36 @@ def test_c_rejections(tmp_path, capsys, name, body, message, needle):
     line, col = _where(source, needle)
     assert_located_rejection(path, message, line, col, tmp_path / "out.c",
                              ("--backend", "c"), capsys)
+
+
+def test_c_modules_are_warning_free(files):
+    """The bounds' C (shared cells, their atomics, the block-start reads) compiles under
+    gcc -Wall -Wextra -Wshadow -Werror, as every generated module does."""
+    from tests import test_c_strict as strict
+
+    if strict.CC is None:
+        pytest.skip("needs gcc")
+    strict._check_all(list(strict._modules([p for p, _ in files.values()])))
+
+
+def test_dask_chunks_start_from_the_frontiers_bound(files):
+    """On Dask the frontier is expanded first; each chunk's bound starts where the
+    frontier's was, and the answer is still the exhaustive one."""
+    distributed = pytest.importorskip("distributed")
+    if "c" not in backends():
+        pytest.skip("Dask runs use the C back end")
+    from revec.cluster import run_dask
+
+    pruned, full = files["c_maxpath"]
+    exhaustive = answer(run_program(full, "path", ROOTS["c_maxpath"], variant="seq"))
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        got = run_dask(pruned, "path", ROOTS["c_maxpath"], client=client, chunks=4,
+                       workers=1, variant="blocked", block_size=4)
+    finally:
+        client.close()
+        cluster.close()
+    assert answer(got) == exhaustive
+    assert got.stats.pruned is not None  # (wide chunks of 256 frames may prune nothing)
