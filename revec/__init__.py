@@ -1,7 +1,7 @@
 """revec: SIMD execution of recursive task-parallel programs (Ren et al., TOPC 2019).
 
-The public surface: ``from revec import task, spawn, reduce, Reducer``.  ``spawn``,
-``reduce``, ``Reducer`` and the base class :class:`Task` are the language of
+The public surface: ``from revec import task, spawn, reduce, Reducer, Bound``.
+``spawn``, ``reduce``, ``Reducer``, ``Bound`` and the base class :class:`Task` are the language of
 :mod:`revec.lang`; the ``task`` decorator here makes a :class:`RunnableTask`, which
 adds ``fib.run(...)`` (compile and run, :mod:`revec.api`).
 
@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from revec.lang import Reducer, Task, reduce, spawn
+from revec.lang import Bound, Reducer, Task, reduce, spawn
 
 if TYPE_CHECKING:
     from revec.api import LoadedProgram, RunResult
 
-__all__ = ["Reducer", "RunnableTask", "Task", "load", "reduce", "spawn", "task"]
+__all__ = ["Bound", "Reducer", "RunnableTask", "Task", "load", "reduce", "spawn", "task"]
 __version__ = "0.1.0"
 
 

@@ -24,6 +24,7 @@ from revec.runtime.memory import default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import check_workers
+from revec.transforms.bounds import PRUNED
 from revec.transforms.schedule import STRATEGIES, UNBOUNDED, Schedule
 
 VARIANTS = ("seq", *STRATEGIES)
@@ -254,6 +255,8 @@ def result_of(program: ir.Program, res: RunResult) -> RunResult:
     if t.result is not None:
         res.result = res.reducers[t.result]
         res.has_result = True
+    if PRUNED in res.reducers:  # a program with bounds: its prunes, counted by a reducer
+        res.stats.pruned = int(res.reducers[PRUNED])
     res.reducers = {k: v for k, v in res.reducers.items()
                     if k in program.reducers and not program.reducers[k].hidden}
     return res

@@ -61,18 +61,21 @@ def _program_path(path: str, source: str) -> str:
 
 def run_chunk(path: str, source: str, task: str, rargs: tuple[Any, ...],
               frames: list[np.ndarray], count: int, depth: int, schedule: Schedule,
-              max_memory: int, workers: int | None, inputs: tuple[Any, ...] | None = None
+              max_memory: int, workers: int | None, bounds_from: np.ndarray | None = None,
+              inputs: tuple[Any, ...] | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """One Dask task: the schedule from ``count`` thread frames (one array per column,
-    tree level ``depth``); ``inputs``: the root call's arguments when the task has array
-    inputs (bound here as on the caller's side).  Returns the accumulators, per-level
-    statistics, driver statistics and seconds."""
+    tree level ``depth``); returns the accumulators, per-level statistics, driver
+    statistics and seconds.  A program's bounds (branch-and-bound) start from
+    ``bounds_from``, the frontier's accumulators: each chunk prunes with the bound the
+    frontier had, never with another chunk's.  ``inputs``: the root call's arguments
+    when the task has array inputs (bound here as on the caller's side)."""
     program = get_program(_program_path(path, source))
     if inputs is not None:
         program = bind_inputs(program, task, inputs)[0]
     ctask = compiled_task(program, task, "c")
     raw = ctask.run_raw(rargs, schedule, max_memory, workers or _chunk_workers(),
-                        frames=frames, depth=depth, count=count)
+                        frames=frames, depth=depth, count=count, bounds_from=bounds_from)
     return raw.accs, raw.lv, raw.st, raw.seconds
 
 
@@ -165,7 +168,8 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
                 futures.append(client.submit(
                     run_chunk, str(Path(path).resolve()), source, task, rargs, part,
                     int(bounds[i + 1] - bounds[i]), raw.frontier_depth, schedule, budget,
-                    workers, inputs, key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
+                    workers, accs.copy(), inputs,
+                    key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
             index = {f.key: i for i, f in enumerate(futures)}
             results: list[Any] = [None] * len(futures)
             done = 0

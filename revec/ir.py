@@ -166,6 +166,16 @@ class Pick(Expr):
 
 
 @dataclass(frozen=True)
+class BoundRead(Expr):
+    """The value of the bound ``reducer`` (a max/min reducer with ``bound`` set) as the
+    current block started: a back end's accumulator at block start, combined with the
+    value the other workers published; the sequential reference's current value.  Only
+    a pruning condition reads it (:mod:`revec.transforms.bounds` checks)."""
+
+    reducer: str
+
+
+@dataclass(frozen=True)
 class MathCall(Expr):
     """A numpy/builtin math function: sqrt exp log sin cos floor ceil abs minimum maximum."""
 
@@ -273,8 +283,15 @@ class ReducerDecl:
     op: str  # sum / min / max
     loc: SourceLoc
     hidden: bool = False  # added by a pass (a task's result), not a module-level Reducer
+    # a bound for branch-and-bound: tasks only raise (max) or lower (min) it and read it
+    # to prune (ir.BoundRead); never reported as a result.  ``start``: its initial value
+    # (a C global's initializer), which then stands for the identity
+    bound: bool = False
+    start: int | float | None = None
 
     def identity(self) -> int | float | bool:
+        if self.start is not None:
+            return self.start
         if self.op == "sum":
             zero: int | float | bool = self.dtype.type(0).item()
             return zero
@@ -409,7 +426,7 @@ def speculable(e: Expr) -> bool:
     match e:
         case ArrayRef() | Call() | LibCall() | Pick():
             return False
-        case Const() | Var():
+        case Const() | Var() | BoundRead():
             return True
     return all(speculable(v) for v in _children(e))
 

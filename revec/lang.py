@@ -2,7 +2,7 @@
 :class:`Task` a ``@task`` function becomes.
 
 Imported by user programs through :mod:`revec` (``from revec import task, spawn,
-reduce, Reducer``).  Executed as plain Python these give the *sequential reference*
+reduce, Reducer, Bound``).  Executed as plain Python these give the *sequential reference*
 semantics of DESIGN.md section 2: ``spawn`` calls the task at once (depth-first),
 ``reduce`` folds into the reducer, and every task argument takes its annotated numpy
 type (fixed-width wraparound, like the compiled variants).
@@ -81,6 +81,50 @@ class Reducer:
 
     def __repr__(self) -> str:
         return f"Reducer({self.dtype.name}, {self.op!r})"
+
+
+BOUND_OPS = ("max", "min")
+
+
+class Bound(Reducer):
+    """A module-level bound for branch-and-bound: ``best = Bound(np.int64, "max")``.
+
+    Tasks only raise it (``best.raise_to(v)``, a ``"max"`` bound) or only lower it
+    (``best.lower_to(v)``, a ``"min"`` bound) and read ``best.value`` to prune.  Plain
+    Python reads the current value; the compiled variants read the value the bound had
+    when the task's block started (a max/min reducer shared between the workers), so
+    the answer is the serial program's whenever pruning is sound (docs/design.md,
+    "Bounds").  ``start``: the initial value (default: the identity, e.g. the type's
+    minimum for ``"max"``)."""
+
+    def __init__(self, dtype: Any, op: str, start: Any = None) -> None:
+        if op not in BOUND_OPS:
+            raise ValueError(f"a Bound is raised (\"max\") or lowered (\"min\"), not {op!r}")
+        super().__init__(dtype, op)
+        if self.dtype.kind not in "iuf":
+            raise ValueError(f"a Bound holds an integer or float, not {self.dtype.name}")
+        self.start = None if start is None else to_scalar(start, self.scalar_type)
+        self.value = self.identity()
+
+    def identity(self) -> np.generic:
+        if getattr(self, "start", None) is not None:
+            return self.start  # type: ignore[return-value]
+        return super().identity()
+
+    def raise_to(self, v: Any) -> None:
+        """A ``"max"`` bound becomes ``max(value, v)``."""
+        if self.op != "max":
+            raise ValueError("a \"min\" Bound is lowered (lower_to), not raised")
+        self.fold(v)
+
+    def lower_to(self, v: Any) -> None:
+        """A ``"min"`` bound becomes ``min(value, v)``."""
+        if self.op != "min":
+            raise ValueError("a \"max\" Bound is raised (raise_to), not lowered")
+        self.fold(v)
+
+    def __repr__(self) -> str:
+        return f"Bound({self.dtype.name}, {self.op!r})"
 
 
 class Task:

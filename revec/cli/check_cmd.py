@@ -29,4 +29,10 @@ def run(args: argparse.Namespace) -> int:
     for r in program.reducers.values():
         if not r.hidden:
             print(f"{args.file}: reducer {r.name}: {r.dtype.name} {r.op}")
+        elif r.bound:
+            how = "raised (max)" if r.op == "max" else "lowered (min)"
+            start = "" if r.start is None else f", starting at {r.start}"
+            print(f"{args.file}: bound {r.name}: {r.dtype.name}, {how}{start}, read to prune "
+                  "as at block start; the answer equals the serial program's if pruning is "
+                  "sound (a pruned subtree never beats the final answer)")
     return 0

@@ -121,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"tasks {s.tasks}  leaves {s.leaves}  levels {s.levels}  blocks {s.blocks}")
     print(f"SIMD utilization {s.utilization:.4f}  re-expansions {s.reexpansions}  "
           f"peak live frames {s.peak_live}  time {s.seconds:.4f} s")
+    if s.pruned is not None:
+        print(f"pruned tasks {s.pruned} (a pruning condition held; the bound read at "
+              "block start)")
     if s.per_worker:
         print(f"workers {s.workers}:")
         for i, w in enumerate(s.per_worker):

@@ -72,9 +72,14 @@ class CExprEmitter:
         self.array_ref = array_ref
         self.helper_call = helper_call
         self.lib_call = lib_call
+        # a bound's value at block start (ir.BoundRead): the kernel's bd_<r>; the plain
+        # recursive C reads the worker's accumulator acc_<r>
+        self.bound_prefix = "bd_"
 
     def __call__(self, e: ir.Expr) -> str:
         match e:
+            case ir.BoundRead(reducer=r):
+                return f"{self.bound_prefix}{r}"
             case ir.Const(value=v, ty=ty):
                 return literal(v, ty)
             case ir.Var(name=name):

@@ -76,9 +76,13 @@ class ExprEmitter:
         self.array = array
         self.helper_call = helper_call
         self.lib_call = lib_call
+        # a bound's value at block start (ir.BoundRead): the kernel's bd_<r>
+        self.bound: Callable[[str], str] = lambda r: f"bd_{r}"
 
     def __call__(self, e: ir.Expr) -> str:
         match e:
+            case ir.BoundRead(reducer=r):
+                return self.bound(r)
             case ir.Const(value=v, ty=ty):
                 return literal(v, ty, self.ns)
             case ir.Var(name=name):

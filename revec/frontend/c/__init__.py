@@ -15,6 +15,7 @@ from pathlib import Path
 from revec import ir
 from revec.errors import RevecError
 from revec.frontend.assemble import assemble, depth_guard
+from revec.frontend.c.bounds import find_bounds
 from revec.frontend.c.context import CProgramContext
 from revec.frontend.c.file_scope import read_file_scope
 from revec.frontend.c.lower import CFunction
@@ -29,6 +30,7 @@ def load_c_program(path: str | Path) -> ir.Program:
         src = read_c(path)
         ctx = CProgramContext(src)
         read_file_scope(ctx)
+        find_bounds(ctx)
         if not ctx.tasks:
             raise RevecError("no task in this file: a task is a function that uses "
                              "cilk_spawn or calls itself", src.at(1, 1))
@@ -36,5 +38,5 @@ def load_c_program(path: str | Path) -> ir.Program:
             rewrite_out_params(ctx.functions[name], ctx.error)
         tasks = {name: CFunction(ctx, fdef, "task").lower_task()
                  for name, fdef in ctx.functions.items() if name in ctx.tasks}
-        return assemble(src.path, src.text, tasks, dict(ctx.helpers), {}, ctx.arrays,
-                        ctx.libs, reference=sequential_module, inputs=ctx.inputs)
+        return assemble(src.path, src.text, tasks, dict(ctx.helpers), dict(ctx.bounds),
+                        ctx.arrays, ctx.libs, reference=sequential_module, inputs=ctx.inputs)

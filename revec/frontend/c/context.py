@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from pycparser import c_ast
 
+from revec import ir
 from revec.errors import SourceLoc
 from revec.frontend.builder import ProgramBuilder
 from revec.frontend.c.source import CSource
@@ -39,6 +40,9 @@ class CProgramContext(ProgramBuilder):
         self.globals: dict[str, Global] = {}
         self.typedefs: dict[str, Ty | None] = {}
         self.tasks: set[str] = set()
+        # bounds (revec.frontend.c.bounds): their reducers, the ifs that update them
+        self.bounds: dict[str, ir.ReducerDecl] = {}
+        self.bound_updates: set[int] = set()
 
     def type_of(self, tnode: c_ast.Node, what: str) -> Ty | None:
         """A scalar type (None: void) of a declaration's type node."""

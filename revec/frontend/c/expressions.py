@@ -190,6 +190,8 @@ class CExpressions(FunctionBuilder):
         if name in SYNC_NAMES:
             self.error("cilk_sync is a statement", node)
         g = self.ctx.globals.get(name)
+        if g is not None and name in self.ctx.bounds:
+            return ir.BoundRead(loc, g.ty, name)
         if g is not None:
             if g.array is not None:
                 self.error(f"'{name}' is an array; index it", node)

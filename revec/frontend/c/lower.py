@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pycparser import c_ast
 
 from revec import ir
+from revec.frontend.c.bounds import LOWER, RAISE, update_of
 from revec.frontend.c.collect import (
     Collect,
     counter_only_counts,
@@ -161,6 +162,8 @@ class CFunction(CExpressions):
                 return self.local_decl(node)
             case c_ast.DeclList():
                 return [s for d in node.decls for s in self.local_decl(d)]
+            case c_ast.If() if self.is_bound_update(node):
+                return [self.bound_update(node)]
             case c_ast.If():
                 cond = self.condition(node.cond)
                 before = set(self.pending)
@@ -351,9 +354,17 @@ class CFunction(CExpressions):
         if isinstance(lvalue, c_ast.ID):
             irname = self.scopes.lookup(lvalue.name)
             if irname is None:
+                if lvalue.name in self.ctx.bounds:
+                    b = self.ctx.bounds[lvalue.name]
+                    form = RAISE if b.op == "max" else LOWER
+                    self.error(f"writes the bound '{lvalue.name}' other than by "
+                               f"{form[0].replace('G', lvalue.name)}: a bound is only "
+                               f"{form[1]}, to prune", lvalue)
                 if lvalue.name in self.ctx.globals:
                     self.error(f"writes the file-scope variable '{lvalue.name}'; global "
-                               "writes are not supported (tasks return their results)", lvalue)
+                               "writes are not supported (tasks return their results; a bound for "
+                               f"pruning is only raised, if (v > {lvalue.name}) {lvalue.name} = v;"
+                               ", or only lowered)", lvalue)
                 self.error(f"'{lvalue.name}' is not declared", lvalue)
             if irname in self.loopvars:
                 self.error(f"the loop index '{lvalue.name}' is assigned in its loop", lvalue)
@@ -393,6 +404,22 @@ class CFunction(CExpressions):
         if spawned:
             self.pending.add(irname)
         return [ir.Assign(loc, irname, self.convert(value, ty))]
+
+    def is_bound_update(self, node: c_ast.If) -> bool:
+        """``node`` updates a bound (not a local of the same name)."""
+        upd = update_of(node) if id(node) in self.ctx.bound_updates else None
+        return upd is not None and self.scopes.lookup(upd[0]) is None
+
+    def bound_update(self, node: c_ast.If) -> ir.Stmt:
+        """``if (v > G) G = v;`` on the bound G: a reduction into its reducer."""
+        upd = update_of(node)
+        assert upd is not None
+        g, _, value = upd
+        if self.kind != "task":
+            self.error(f"updates the bound '{g}' in a function without spawns; update it "
+                       "in the task", node)
+        self.not_before_test(f"updating the bound '{g}'", "update a bound", node)
+        return self.reduce(self.ctx.bounds[g], value, node)
 
     def increment(self, node: c_ast.UnaryOp) -> list[ir.Stmt]:
         irname = self.target(node.expr)

@@ -17,6 +17,7 @@ import numpy as np
 
 from revec import ir
 from revec.emit.pyexpr import ExprEmitter, StmtEmitter, cast
+from revec.lang import Bound
 from revec.lib import LIBRARY
 
 INT64 = ir.Ty(np.dtype(np.int64))
@@ -29,6 +30,7 @@ class _SeqExpr(ExprEmitter):
                          lib_call=lambda f, a: f"_lib_{f}({', '.join(a)})",
                          wrap_signed=False)
         self.task = task
+        self.bound = lambda r: f"{r}.value"  # a bound's current value (lang.Bound)
 
     def __call__(self, e: ir.Expr) -> str:
         if isinstance(e, ir.Recur):
@@ -59,7 +61,10 @@ def sequential_source(program: ir.Program) -> str:
         def spawn(s: ir.Spawn, ind: str, e: _SeqExpr = e, name: str = t.name) -> list[str]:
             return [f"{ind}_task_{name}({', '.join(e(a) for a in s.args)})"]
 
-        st = StmtEmitter(e, var=lambda n: n, spawn=spawn, in_task=False)
+        def fold(s: ir.Reduce, ind: str, e: _SeqExpr = e) -> list[str]:
+            return [f"{ind}{s.reducer}.fold({e(s.value)})"]  # a bound's raise or lower
+
+        st = StmtEmitter(e, var=lambda n: n, spawn=spawn, reduce=fold, in_task=False)
         body = st.block(t.prologue, "    ", 0) if t.prologue else []
         body += [f"    if {e(t.is_base)}:", *st.block(t.base, "        ", 0),
                  "    else:", *st.block(t.inductive, "        ", 0)]
@@ -88,6 +93,9 @@ def _module(program: ir.Program, source: str, arrays: dict[str, np.ndarray]
     g: dict[str, Any] = module.__dict__
     g["np"] = np
     g.update(arrays)
+    for r in program.reducers.values():
+        if r.bound:
+            g[r.name] = Bound(r.dtype.type, r.op, r.start)
     for name in program.libs:
         g[f"_lib_{name}"] = LIBRARY[name].py
     exec(compile(source, f"<sequential reference of {program.path}>", "exec"), g)

@@ -54,6 +54,11 @@ PYTHON = Spelling(
 )
 
 
+def bound_update(decl: ir.ReducerDecl) -> str:
+    """The method that updates the bound ``decl``: raise_to (max) or lower_to (min)."""
+    return "raise_to" if decl.op == "max" else "lower_to"
+
+
 class PyExpressions(FunctionBuilder):
     """Lowers the expressions of one Python task or helper function."""
 
@@ -228,11 +233,22 @@ class PyExpressions(FunctionBuilder):
             return ir.Const(loc, Ty(value.dtype), value.item())
         if isinstance(value, np.ndarray):
             self.error(f"module-level array '{name}' must be indexed ({name}[i])", node)
+        if name in self.ctx.reducers and self.ctx.reducers[name].bound:
+            self.error(f"'{name}' is a Bound: read its value as {name}.value (to prune) and "
+                       f"update it with {name}.{bound_update(self.ctx.reducers[name])}(v)",
+                       node)
         if name in self.ctx.reducers:
             self.error(f"reducer '{name}' can only be updated with reduce({name}, value)", node)
         self.error(f"module-level '{name}' is not a numeric constant a task can read", node)
 
     def attribute_ref(self, node: cst.Attribute) -> ir.Expr:
+        if isinstance(node.value, cst.Name) and node.value.value not in self.locals:
+            decl = self.ctx.reducers.get(node.value.value)
+            if decl is not None and decl.bound:
+                if node.attr.value != "value":
+                    self.error(f"'{decl.name}' is a Bound: tasks read {decl.name}.value",
+                               node.attr)
+                return ir.BoundRead(self.loc(node), Ty(decl.dtype), decl.name)
         value = self.annotation(node)
         text = self.text(node)
         if isinstance(value, (int, float, np.generic)) and not isinstance(value, np.ndarray):

@@ -18,6 +18,7 @@ from revec import ir
 from revec.frontend.builder import INT64, ArrayVar, Cases
 from revec.frontend.builder import _fresh_name as _fresh
 from revec.frontend.python.context import ProgramContext
+from revec.frontend.python.expressions import bound_update
 from revec.frontend.python.lists import PrivateLists
 from revec.frontend.python.signature import (
     ArrayArg,
@@ -475,6 +476,11 @@ class PyFunction(PrivateLists):
                 return [self.spawn_stmt(value)]
             if fname == "reduce" and self.is_lang("reduce"):
                 return [self.reduce_stmt(value)]
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                isinstance(value.func.value, cst.Name) and \
+                value.func.value.value in self.ctx.reducers and \
+                value.func.value.value not in self.locals:
+            return [self.bound_stmt(value, value.func.value.value, value.func.attr.value)]
         if isinstance(value, (cst.Yield, cst.Await)):
             self.error(f"{'yield' if isinstance(value, cst.Yield) else 'await'} is not "
                        "allowed in a task", value)
@@ -520,5 +526,32 @@ class PyFunction(PrivateLists):
             text = self.text(rnode)
             self.error(f"'{text}' is not a declared reducer; declare it at module level, "
                        f"e.g. {text} = Reducer(np.int64, \"sum\")", rnode)
-        return self.reduce(self.ctx.reducers[rnode.value], call.args[1].value, call)
+        decl = self.ctx.reducers[rnode.value]
+        if decl.bound:
+            self.error(f"'{decl.name}' is a Bound, not an ordinary reducer: update it with "
+                       f"{decl.name}.{bound_update(decl)}(value) and read it as "
+                       f"{decl.name}.value to prune", rnode)
+        return self.reduce(decl, call.args[1].value, call)
+
+    def bound_stmt(self, call: cst.Call, name: str, method: str) -> ir.Stmt:
+        """``best.raise_to(v)`` (a "max" Bound) or ``best.lower_to(v)`` (a "min" one):
+        a reduction into the bound's hidden reducer."""
+        decl = self.ctx.reducers[name]
+        if not decl.bound:
+            self.error(f"'{name}' is a Reducer: update it with reduce({name}, value)", call)
+        if method not in ("raise_to", "lower_to"):
+            self.error(f"'{name}' is a Bound: update it with {name}.{bound_update(decl)}(v)",
+                       call.func)
+        if method != bound_update(decl):
+            self.error(f"'{name}' is a \"{decl.op}\" Bound: it is only "
+                       f"{'raised' if decl.op == 'max' else 'lowered'} "
+                       f"({name}.{bound_update(decl)}(v)); a bound both raised and lowered "
+                       "cannot prune soundly", call.func)
+        if self.section == "helper":
+            self.error("helpers cannot update a bound: only tasks do", call)
+        self.not_before_test(f"{name}.{method}", "update a bound", call,
+                             "; update it in the base or inductive case")
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+            self.error(f"{name}.{method} takes one value", call)
+        return self.reduce(decl, call.args[0].value, call)
 
