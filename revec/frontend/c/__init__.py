@@ -24,11 +24,20 @@ from revec.frontend.c.reference import sequential_module
 from revec.frontend.c.source import read_c
 
 
-def load_c_program(path: str | Path) -> ir.Program:
-    """Check a Cilk C program file."""
+def load_c_program(path: str | Path, sizes: dict[tuple[str, str], int] | None = None
+                   ) -> ir.Program:
+    """Check a Cilk C program file.  ``sizes``: the root values of the parameters that
+    bound task-private boards (the program specialised for a root call)."""
+    program = _load(path, sizes)
+    program.specialize = lambda new: load_c_program(path, new)
+    return program
+
+
+def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Program:
     with depth_guard(path, "the program nests too deeply for the checker"):
         src = read_c(path)
         ctx = CProgramContext(src)
+        ctx.sizes = dict(sizes or {})
         read_file_scope(ctx)
         find_bounds(ctx)
         if not ctx.tasks:

@@ -57,6 +57,8 @@ class CExpressions(FunctionBuilder):
         self.result: Ty | None = None  # the function's result type (None: void)
         self.pending: set[str] = set()  # locals assigned a spawned value, not yet synced
         self.collects: dict[str, Collect] = {}  # local arrays collecting spawned results
+        # a helper specialised for boards: argument position -> (element type, capacity)
+        self.helper_board_args: dict[int, tuple[Ty, int]] = {}
         self.macro_depth = 0
 
     def lower_helper(self) -> ir.HelperDef:
@@ -128,6 +130,8 @@ class CExpressions(FunctionBuilder):
                 if ty is None:
                     self.error("sizeof(void)", node)
                 return ir.Const(self.loc(node), U64, int(ty.dtype.itemsize))
+            case c_ast.UnaryOp(op="*") if self.board_read(node) is not None:
+                return self.board_read(node)  # type: ignore[return-value]
             case c_ast.UnaryOp(op="*") if self.input_view(node.expr) is not None:
                 ap, index = self.input_view(node.expr)  # type: ignore[misc]
                 return self.input_element(ap, [index], node)
@@ -179,6 +183,10 @@ class CExpressions(FunctionBuilder):
         loc = self.loc(node)
         irname = self.scopes.lookup(name)
         if irname is not None:
+            if irname.startswith("<board>"):
+                self.error(f"'{name}' is a board (a task-private array): index it "
+                           f"({name}[i]), copy it (memcpy), or pass it to the task's calls "
+                           "or a helper", node)
             if irname.startswith("<input>"):
                 self.error(f"'{name}' is an array parameter: index it ({name}[i]) or pass it "
                            f"({name}, {name} + k) to the task's own spawns", node)
@@ -254,10 +262,7 @@ class CExpressions(FunctionBuilder):
             self.error(f"calls the task '{fname}'; a task may only call itself, and helpers "
                        "cannot call tasks", node)
         if fname in self.ctx.functions and fname != "main":
-            helper = self.helper(fname, node)
-            args = self.arguments(self.counted(node, len(helper.params)),
-                                  [p.ty for p in helper.params])
-            return ir.Call(loc, helper.result_tys[0], fname, args)
+            return self.helper_call(fname, node)
         base = fname[:-1] if fname.endswith("f") and fname[:-1] in MATH_C else fname
         if base in MATH_C:  # <math.h>
             ty = F32 if base != fname else F64
@@ -280,11 +285,49 @@ class CExpressions(FunctionBuilder):
         self.error(f"call of unknown function '{fname}'; revec accepts calls of "
                    f"{SUPPORTED_CALLS}", node.name)
 
-    def helper(self, name: str, node: c_ast.Node) -> ir.HelperDef:
-        """The helper ``name``, lowered on its first call."""
+    def helper(self, name: str, node: c_ast.Node,
+               boards: dict[int, tuple[Ty, int]] | None = None) -> ir.HelperDef:
+        """The helper ``name``, lowered on its first call (given boards: specialised per
+        their positions, element types and capacities)."""
         self.not_recursive(name, node)
-        return self.ctx.helper(name, name, lambda: type(self)(
-            self.ctx, self.ctx.functions[name], "helper").lower_helper())
+        key = name
+        if boards:
+            key += "__" + "_".join(f"b{pos}{ty.dtype.name}x{cap}"
+                                   for pos, (ty, cap) in sorted(boards.items()))
+
+        def lower() -> ir.HelperDef:
+            lowerer = type(self)(self.ctx, self.ctx.functions[name], "helper")
+            lowerer.helper_board_args = dict(boards or {})
+            return lowerer.lower_helper()
+
+        return self.ctx.helper(key, name, lower)
+
+    def helper_call(self, fname: str, node: c_ast.FuncCall) -> ir.Expr:
+        """A call of a helper; a board argument passes its elements."""
+        loc = self.loc(node)
+        nodes = self.arg_nodes(node)
+        boards: dict[int, tuple[Ty, int]] = {}
+        found: dict[int, Any] = {}
+        for i, a in enumerate(nodes):
+            av = self.board_named(a.name) if isinstance(a, c_ast.ID) else None
+            if av is not None:
+                boards[i] = (av.ty, len(av.elements))
+                found[i] = av
+        helper = self.helper(fname, node, boards)
+        want = len(helper.params) - sum(cap - 1 for _, cap in boards.values())
+        if len(nodes) != want:
+            self.error(f"'{fname}' takes {want} argument(s), got {len(nodes)}", node)
+        args: list[ir.Expr] = []
+        params = iter(helper.params)
+        for i, a in enumerate(nodes):
+            if i in found:
+                for e in found[i].elements:
+                    p = next(params)
+                    args.append(self.convert(ir.Var(loc, found[i].ty, e), p.ty))
+            else:
+                p = next(params)
+                args.append(self.convert(self.expr(a), p.ty))
+        return ir.Call(loc, helper.result_tys[0], helper.name, tuple(args))
 
     def arg_nodes(self, call: c_ast.FuncCall) -> list[c_ast.Node]:
         return list(call.args.exprs) if call.args is not None else []
@@ -313,6 +356,9 @@ class CExpressions(FunctionBuilder):
         if not isinstance(base, c_ast.ID):
             self.error("only file-scope const arrays can be indexed", node)
         name = base.name
+        read = self.board_read(node)
+        if read is not None:
+            return read
         ap = self.input_named(name)
         if ap is not None:
             return self.input_element(ap, indices, node)

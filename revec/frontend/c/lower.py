@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pycparser import c_ast
 
 from revec import ir
+from revec.frontend.c.boards import CBoards, is_alloca
 from revec.frontend.c.bounds import LOWER, RAISE, update_of
 from revec.frontend.c.collect import (
     Collect,
@@ -29,7 +30,6 @@ from revec.frontend.c.collect import (
     write_counts,
 )
 from revec.frontend.c.context import CProgramContext
-from revec.frontend.c.expressions import CExpressions
 from revec.frontend.c.loops import Range, as_range, continue_with, has_continue
 from revec.frontend.c.source import SYNC_NAMES
 from revec.frontend.c.syntax import (
@@ -48,7 +48,7 @@ from revec.ir import BOOL, Ty
 from revec.lib import LibFunction
 
 
-class CFunction(CExpressions):
+class CFunction(CBoards):
     """Lowers one C task or helper function to IR."""
 
     def __init__(self, ctx: CProgramContext, fdef: c_ast.FuncDef | None, kind: str) -> None:
@@ -75,7 +75,15 @@ class CFunction(CExpressions):
                     continue  # f(void)
                 self.error("a parameter needs a name", p)
             if isinstance(p.type, (c_ast.PtrDecl, c_ast.ArrayDecl)):
-                self.pointer_param(p, position)
+                if position in self.helper_board_args:
+                    params += self.helper_board_param(p, position)
+                elif self.is_private_param(p, position):
+                    ty = self.ctx.type_of(p.type.type, f"the elements of '{p.name}'")
+                    if ty is None:
+                        self.error(f"parameter '{p.name}' points to void", p)
+                    self.private_pointer_param(p, position, ty)
+                else:
+                    self.pointer_param(p, position)
                 position += 1
                 continue
             ty = self.ctx.type_of(p.type, f"parameter '{p.name}'")
@@ -85,9 +93,10 @@ class CFunction(CExpressions):
             params.append(ir.Param(irname, ty, self.loc(p)))
             position += 1
         self.params = tuple(params)
-        self.params += tuple(self.array_fields())
-        for f in self.array_fields():  # the hidden fields are locals of the task too
+        self.params += tuple(self.array_fields()) + tuple(self.private_fields())
+        for f in self.array_fields() + self.private_fields():  # locals of the task too
             self.locals[f.name] = f.ty
+            self.ctypes[f.name] = f.ty
         self.scopes.open()
 
     def pointer_param(self, p: c_ast.Decl, position: int) -> None:
@@ -218,6 +227,10 @@ class CFunction(CExpressions):
                 for e in node.exprs:
                     out += self.stmt(e)
                 return out
+            case c_ast.Cast(expr=c_ast.FuncCall() as call) if isinstance(
+                    node.to_type.type, c_ast.TypeDecl) and getattr(
+                    node.to_type.type.type, "names", None) == ["void"]:
+                return self.call_stmt(call)  # (void) memset(...)
             case c_ast.Cast() | c_ast.BinaryOp() | c_ast.UnaryOp() | c_ast.ID() | \
                     c_ast.Constant() | c_ast.TernaryOp() | c_ast.ArrayRef():
                 self.error("this statement has no effect", node)
@@ -254,7 +267,12 @@ class CFunction(CExpressions):
         if "static" in (d.storage or []):
             self.error(f"static local '{d.name}' is global state, which is not supported", d)
         if isinstance(d.type, c_ast.ArrayDecl):
-            return self.collect_decl(d)
+            if self.kind == "task" and d.name in self.summed:
+                return self.collect_decl(d)
+            return self.board_decl(d)
+        if isinstance(d.type, c_ast.PtrDecl) and (is_alloca(d.init) or (
+                d.init is None and self.alloca_size(d) is not None)):
+            return self.board_decl(d)
         ty = self.ctx.type_of(d.type, f"'{d.name}'")
         if ty is None:
             self.error("a variable of type void", d)
@@ -310,6 +328,9 @@ class CFunction(CExpressions):
         lib = self.ctx.lib(fname)
         if lib is not None and len(lib.result_types) > 1:
             return [self.lib_unpack(lib, node)]
+        board = self.board_call(node)
+        if board is not None:
+            return board
         value = self.expr(node)
         if isinstance(value, ir.Recur):
             self.error(f"the value of this call of '{self.name}' is dropped", node)
@@ -389,6 +410,12 @@ class CFunction(CExpressions):
 
     def assignment(self, node: c_ast.Assignment) -> list[ir.Stmt]:
         loc = self.loc(node)
+        if isinstance(node.lvalue, c_ast.ID) and self.board_named(node.lvalue.name) and \
+                is_alloca(node.rvalue) and node.op == "=":
+            return []  # the board's storage (its capacity was read from this alloca)
+        stores = self.board_store(node.lvalue, node)
+        if stores is not None:
+            return stores
         if isinstance(node.lvalue, c_ast.ArrayRef) and isinstance(node.lvalue.name, c_ast.ID) \
                 and node.lvalue.name.name in self.collects:
             return self.collect_write(node)
@@ -399,7 +426,10 @@ class CFunction(CExpressions):
             if spawned and node.op != "+=":
                 self.error("only x = cilk_spawn ... and x += cilk_spawn ... are supported",
                            node)
-            cur = self.read_var(irname, node.lvalue)
+            # x += cilk_spawn f(...) reads x only to accumulate the children's values
+            # (the return-value pass sums them): no read of a pending value
+            cur = (ir.Var(self.loc(node.lvalue), self.locals[irname], irname) if spawned
+                   and irname not in self.loopvars else self.read_var(irname, node.lvalue))
             value = self.arith(node.op[:-1], cur, value, node)
         if spawned:
             self.pending.add(irname)

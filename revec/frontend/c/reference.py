@@ -71,12 +71,17 @@ def sequential_source(program: ir.Program) -> str:
         lines += _function(f"_task_{t.name}", t.params, body)
         # the caller's arguments: the scalars, with an array argument in its place (the
         # array itself is this module's global); a view starts at offset 0
-        arrays = {ap.position for ap in t.arrays}
+        arrays = {ap.position for ap in t.arrays} | {pa.position for pa in t.private}
+        # a board's fields: the root's array, zero-padded to the capacity
+        element = {f: f"_element(args[{pa.position}], {k}, np.{pa.ty.dtype.name})"
+                   for pa in t.private for k, f in enumerate(pa.fields)}
         picked = ", ".join([f"args[{i}]" for i in range(t.arity) if i not in arrays]
-                           + ["0" for p in t.params if p.hidden])
+                           + [element.get(p.name, "0") for p in t.params if p.hidden])
         lines += [f"def {t.name}(*args):",
                   "    with np.errstate(all='ignore'):",
-                  f"        return _task_{t.name}({picked if t.arrays else '*args'})", ""]
+                  f"        return _task_{t.name}({picked if arrays else '*args'})", ""]
+    lines += ["def _element(a, k, ty):",
+              "    return ty(a[k]) if k < len(a) else ty(0)", ""]
     return "\n".join(lines) + "\n"
 
 
