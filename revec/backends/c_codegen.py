@@ -22,6 +22,7 @@ from revec.emit.cexpr import (
     literal,
 )
 from revec.emit.names import var
+from revec.emit.pyexpr import param_boards
 from revec.emit.writer import at, resolve
 from revec.errors import RevecError
 from revec.lib import LIBRARY
@@ -145,7 +146,15 @@ class CModuleGen:
 
     def helper(self, h: ir.HelperDef) -> str:
         self.current_helper = h
-        body = CStmts(self, "helper").block(h.body, "    ")
+        boards = param_boards(h.params, h.body)
+        types = {p.name: p.ty for p in h.params}
+        self.expr.picks = {key: f"rv_board{i}" for i, key in enumerate(boards)}
+        try:
+            body = CStmts(self, "helper").block(h.body, "    ")
+        finally:
+            self.expr.picks = {}
+        body = [f"    const {ctype(types[key[0]])} rv_board{i}[{len(key)}] = "
+                f"{{{', '.join(var(k) for k in key)}}};" for i, key in enumerate(boards)] + body
         params = self.params_decl(h.params, read_names(h, body))
         if len(h.result_tys) > 1:
             params += [f"{ctype(t)} *_out{i}" for i, t in enumerate(h.result_tys)]

@@ -75,6 +75,9 @@ class CExprEmitter:
         # a bound's value at block start (ir.BoundRead): the kernel's bd_<r>; the plain
         # recursive C reads the worker's accumulator acc_<r>
         self.bound_prefix = "bd_"
+        # boards held in a named C array (a helper's board parameters, copied once at
+        # its entry): the elements' names -> the array
+        self.picks: dict[tuple[str, ...], str] = {}
 
     def __call__(self, e: ir.Expr) -> str:
         match e:
@@ -119,8 +122,10 @@ class CExprEmitter:
             case ir.ArrayRef(array=name, indices=idx):
                 return self.array_ref(name, [self(i) for i in idx])
             case ir.Pick(index=i, elements=els, ty=ty):
-                # an indexed load from the elements (gcc keeps the small array in
-                # registers or on the stack; no select chain)
+                named = self.picks.get(tuple(x.name for x in els))
+                if named is not None:
+                    return f"{named}[{self(i)}]"
+                # an indexed load from the elements (a compound literal: no select chain)
                 return (f"(({ctype(ty)}[{len(els)}]){{{', '.join(self(x) for x in els)}}})"
                         f"[{self(i)}]")
             case ir.Call(func=f, args=args):
