@@ -267,7 +267,12 @@ class CFunction(CBoards):
         if "static" in (d.storage or []):
             self.error(f"static local '{d.name}' is global state, which is not supported", d)
         if isinstance(d.type, c_ast.ArrayDecl):
-            if self.kind == "task" and d.name in self.summed:
+            assert self.fdef is not None
+            collects = any(isinstance(n, c_ast.Assignment) and is_spawn(n.rvalue)
+                           and isinstance(n.lvalue, c_ast.ArrayRef)
+                           and isinstance(n.lvalue.name, c_ast.ID)
+                           and n.lvalue.name.name == d.name for n in walk(self.fdef.body))
+            if self.kind == "task" and (d.name in self.summed or collects):
                 return self.collect_decl(d)
             return self.board_decl(d)
         if isinstance(d.type, c_ast.PtrDecl) and (is_alloca(d.init) or (
