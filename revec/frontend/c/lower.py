@@ -19,7 +19,7 @@ from pycparser import c_ast
 
 from revec import ir
 from revec.frontend.c.collect import Collect, counter_only_counts, sum_loops
-from revec.frontend.c.context import CProgramContext
+from revec.frontend.c.context import CProgramContext, spelling
 from revec.frontend.c.expressions import CExpressions
 from revec.frontend.c.loops import Range, as_range, continue_with, has_continue
 from revec.frontend.c.source import SYNC_NAMES
@@ -60,6 +60,10 @@ class CFunction(CExpressions):
                 self.pointer_param(p, position)
                 position += 1
                 continue
+            if self.ctx.struct_of(p.type) is not None:
+                self.error(f"parameter '{p.name}' is a struct passed by value; revec reads "
+                           f"structs as arrays: pass a pointer (const {spelling(p.type)} "
+                           f"*{p.name}) and read {p.name}->field", p)
             ty = self.ctx.type_of(p.type, f"parameter '{p.name}'")
             if ty is None:
                 self.error("a parameter of type void", p)
@@ -82,13 +86,21 @@ class CFunction(CExpressions):
         if self.kind != "task":
             self.error(f"pointer parameter '{p.name}' is not supported; helpers take scalar "
                        "values (pass the elements they need)", p)
-        ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
-        if ty is None:
-            self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
         if self.scopes.in_block(p.name):
             self.error(f"'{p.name}' is declared twice in this block", p)
-        ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,
-                              taken=set(self.scopes.used))
+        struct = self.ctx.struct_of(inner)
+        if struct is not None:  # an array of structs: one input per field
+            self.struct_names[p.name] = spelling(inner)
+            fields = self.ctx.struct_fields(struct, p, spelling(inner))
+            ap = self.array_param(p.name, position, None, 1, p, with_end=False,
+                                  taken=set(self.scopes.used),
+                                  fields=[(f.name, f.ty.dtype) for f in fields])
+        else:
+            ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
+            if ty is None:
+                self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
+            ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,
+                                  taken=set(self.scopes.used))
         self.scopes.used.add(ap.offset)
         self.scopes.bind(p.name, f"<input>{p.name}")
 
@@ -338,6 +350,15 @@ class CFunction(CExpressions):
             if irname in self.loopvars:
                 self.error(f"the loop index '{lvalue.name}' is assigned in its loop", lvalue)
             return irname
+        if isinstance(lvalue, c_ast.StructRef):
+            base = lvalue.name
+            while isinstance(base, (c_ast.StructRef, c_ast.ArrayRef, c_ast.UnaryOp,
+                                    c_ast.BinaryOp)):
+                base = base.left if isinstance(base, c_ast.BinaryOp) else (
+                    base.expr if isinstance(base, c_ast.UnaryOp) else base.name)
+            self.reject_input_write(base, lvalue)
+            self.error("only local variables can be assigned (struct fields are read from "
+                       "read-only inputs)", lvalue)
         if isinstance(lvalue, c_ast.UnaryOp) and lvalue.op == "*":
             base = lvalue.expr
             while isinstance(base, c_ast.BinaryOp):
