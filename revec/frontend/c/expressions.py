@@ -393,12 +393,14 @@ class CExpressions(FunctionBuilder):
                 return ptr, c_ast.Constant("int", "0", node.coord)
         if isinstance(node, c_ast.BinaryOp) and node.op == "+":
             for a, k in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(a, c_ast.ID) and (ptr := self.pointer_named(a.name, a)) is not None:
-                    return ptr, k
-        if isinstance(node, c_ast.BinaryOp) and node.op == "-" and isinstance(
-                node.left, c_ast.ID) and (
-                    ptr := self.pointer_named(node.left.name, node.left)) is not None:
-            return ptr, c_ast.UnaryOp("-", node.right, node.coord)
+                view = self.pointer_view(a)  # (p + i) + j: p + (i + j)
+                if view is not None:
+                    return view[0], _plus(view[1], k, node)
+        if isinstance(node, c_ast.BinaryOp) and node.op == "-":
+            view = self.pointer_view(node.left)
+            if view is not None:
+                return view[0], _plus(view[1], c_ast.UnaryOp("-", node.right, node.coord),
+                                      node)
         return None
 
     def pointer_element(self, ptr: Pointer, indices: list[c_ast.Node], node: c_ast.Node,
@@ -475,3 +477,10 @@ class CExpressions(FunctionBuilder):
                 self.error(f"writes through the file-scope pointer '{base.name}'; what it "
                            "points to is a read-only input of the program (the caller "
                            "supplies it)", lvalue)
+
+
+def _plus(i: c_ast.Node, k: c_ast.Node, node: c_ast.Node) -> c_ast.Node:
+    """The element offset ``i + k`` (``k`` alone when ``i`` is the literal 0)."""
+    if isinstance(i, c_ast.Constant) and i.value == "0":
+        return k
+    return c_ast.BinaryOp("+", i, k, node.coord)
