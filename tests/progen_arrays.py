@@ -311,16 +311,16 @@ def struct_program(seed: int) -> StructProgram:
         forms += [param.replace(struct, "S"), child]
         if nf > 2:
             vr = f"{vr} + {term('e', None, names[2], rng.randint(-2, 2))}"
-        task = f'''long f({param}, int n, long c) {{
-    if (n == 0) return 0;
-    if ((long){wr} > c) return f({child}, n - 1, c);
-    long without = cilk_spawn f({child}, n - 1, c);
-    long with = cilk_spawn f({child}, n - 1, c - {wr});
+        task = f'''long f({param}, int n, long c, long v) {{
+    if (n == 0) return v;
+    if ((long){wr} > c) return f({child}, n - 1, c, v);
+    long without = cilk_spawn f({child}, n - 1, c, v);
+    long with = cilk_spawn f({child}, n - 1, c - {wr}, v + {vr});
     cilk_sync;
-    return with + {vr} > without ? with + {vr} : without;
+    return with > without ? with : without;
 }}
 '''
-        call, args_c = f"f(items, N, {cap})", (n, cap)
+        call, args_c = f"f(items, N, {cap}, 0)", (n, cap, 0)
     else:
         leaf = " + ".join(term("items", "i", f, rng.randint(-3, 4)) for f in
                           rng.sample(names, rng.randint(1, nf)))

@@ -384,10 +384,10 @@ def test_dask_binds_structs_and_file_scope_inputs(tmp_path: Path) -> None:
     knap, cow = tmp_path / "knapsack.c", tmp_path / "thresh.c"
     knap.write_text(KNAPSACK_C)
     cow.write_text(COWICHAN_C)
-    m = _matrix(40, 6, 11)
+    m = _matrix(2000, 3, 11)
     got_knap = run_dask(knap, "knapsack", (ITEMS, CAPACITY, len(ITEMS), 0), local=1,
                         chunks=3, workers=1)
-    got_cow = run_dask(cow, "count", (40, 6, 0, 40, 30), local=1, chunks=3, workers=1,
+    got_cow = run_dask(cow, "count", (2000, 3, 0, 2000, 30), local=1, chunks=2, workers=1,
                        inputs={"matrix": m})
     assert got_knap.result == 284 and got_knap.stats.per_worker
     assert got_cow.result == int((m > 30).sum()) and got_cow.stats.per_worker

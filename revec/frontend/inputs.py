@@ -223,7 +223,7 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
     if not t.arrays and not inputs:
         return program, tuple(args), tuple(args)
     by_pos = {ap.position: ap for ap in t.arrays}
-    if len(args) < t.arity:
+    if t.arrays and len(args) < t.arity:
         names = _signature(program, t)
         raise RevecError(f"task '{task}' needs {t.arity} argument(s) ({names}), got "
                          f"{len(args)}; an array argument has no default")
