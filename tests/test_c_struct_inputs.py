@@ -377,6 +377,22 @@ def test_command_line_struct_files_and_inputs(tmp_path: Path) -> None:
     assert "one column per field" in helptext
 
 
+def test_check_shows_struct_parameters_and_inputs(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from revec.cli import main
+
+    (tmp_path / "knapsack.c").write_text(KNAPSACK_C)
+    (tmp_path / "thresh.c").write_text(COWICHAN_C)
+    assert main(["check", str(tmp_path / "knapsack.c")]) == 0
+    out = capsys.readouterr().out
+    assert "task knapsack(e: {value: int32, weight: int32}[], c: int32, n: int32, v: int32)" \
+        in out
+    assert "frame field e_off" not in out  # the view's offset is not the derived path sum
+    assert main(["check", str(tmp_path / "thresh.c")]) == 0
+    out = capsys.readouterr().out
+    assert "input matrix: int32[] (a file-scope pointer the caller supplies" in out
+
+
 def test_dask_binds_structs_and_file_scope_inputs(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     from revec.cluster import run_dask
@@ -391,6 +407,43 @@ def test_dask_binds_structs_and_file_scope_inputs(tmp_path: Path) -> None:
                        inputs={"matrix": m})
     assert got_knap.result == 284 and got_knap.stats.per_worker
     assert got_cow.result == int((m > 30).sum()) and got_cow.stats.per_worker
+
+
+MAIN_ONLY_C = """\
+#include <cilk/cilk.h>
+#include <stdlib.h>
+
+struct node { int key; struct node *next; };
+static struct node *list;
+static int **rows;
+int *scratch = NULL;
+struct node head;
+static long *weights;
+
+long f(int n) {
+    if (n == 0) return weights[0];
+    return f(n - 1) + weights[n];
+}
+
+int main(void) {
+    rows = malloc(sizeof(int *));
+    list = &head;
+    return 0;
+}
+"""
+
+
+def test_pointers_only_main_uses_need_nothing(tmp_path: Path) -> None:
+    """File-scope variables a task does not read (pointers to pointers, structs with
+    pointers, struct values) are main's business: no error, no input needed."""
+    path = tmp_path / "main_only.c"
+    path.write_text(MAIN_ONLY_C)
+    for variant, backend in (("seq", "auto"), ("reexp", "c"), ("bfs", "numpy")):
+        got = run_program(path, "f", (3,), variant=variant, backend=backend,
+                          inputs={"weights": [5, 6, 7, 8]})
+        assert got.result == 26
+    with pytest.raises(RevecError, match="'list' is not a file-scope input"):
+        run_program(path, "f", (3,), variant="seq", inputs={"weights": [1] * 4, "list": []})
 
 
 # --------------------------------------------------------------------------- generated
@@ -482,6 +535,10 @@ REJECTIONS = [
     ("initialized_file_scope_pointer", "const int A[2] = {1, 2};\nconst int *p = A;\n"
      + TASK.replace("BODY", "long q = p[n];").replace("struct item *e", "const int *e"),
      "'p' is initialized in its declaration", "p[n]"),
+    ("input_name_clash", "struct a { int x_y; };\nstruct b { int y; };\n"
+     "long f(struct a *e, struct b *e_x, int n) {\n  if (n == 0) return e->x_y;\n"
+     "  return f(e + 1, e_x, n - 1);\n}\n",
+     "the input array of parameter 'e_x' would be named 'in_f_e_x_y'", "*e_x"),
     ("file_scope_struct_value", ITEM + "struct item best;\n" + TASK.replace(
         "BODY", "long q = best.value;"),
      "a struct field is read from an array of structs", "best.value"),

@@ -285,8 +285,10 @@ class FunctionBuilder:
         prefix = f"in_{self.name}_{name}"
         keyed = ([(f"{prefix}_{f}", d, f) for f, d in fields] if fields
                  else [(prefix, dtype, None)])
-        for key, _, _ in keyed:
-            if key in self.ctx.arrays and key not in self.ctx.inputs:
+        for key, _, f in keyed:
+            old = self.ctx.inputs.get(key)
+            if (key in self.ctx.arrays and old is None) or (old is not None and (
+                    old.task, old.param, old.field) != (self.name, name, f)):
                 self.error(f"the input array of parameter '{name}' would be named '{key}', "
                            "which the program already uses", node)
         loc = self.loc(node)
