@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -191,28 +192,32 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
                 variant: str = "reexp", backend: str = "auto",
                 block_size: int | None = None, reexp_threshold: int | None = None,
                 simd_width: int | None = None, max_memory: int | None = None,
-                compaction: str | None = None, workers: int | None = 1) -> RunResult:
+                compaction: str | None = None, workers: int | None = 1,
+                inputs: Mapping[str, Any] | None = None) -> RunResult:
     """Run a task program (``backend="auto"``: C if a working compiler is found, else
     numba).  ``max_memory``: bytes of thread frames the run may hold
     (default: half of the machine's memory; 0: no limit); a run that would need more
     stops with :class:`revec.runtime.memory.MemoryBudgetError`.  ``workers``: threads
     running the schedule with work stealing (default 1; None: the cores this process
-    may use); the budget covers them all."""
+    may use); the budget covers them all.  ``inputs``: the arrays of a C file's
+    file-scope pointers that ``main`` fills (``{"matrix": array}``; a pointer to
+    structs takes a structured array or a dict of one array per field)."""
     program = get_program(path)
     return run_loaded(program, task, args, variant=variant, backend=backend,
                       block_size=block_size, reexp_threshold=reexp_threshold,
                       simd_width=simd_width, max_memory=max_memory, compaction=compaction,
-                      workers=workers)
+                      workers=workers, inputs=inputs)
 
 
 def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any] = (), *,
                variant: str = "reexp", backend: str = "auto",
                block_size: int | None = None, reexp_threshold: int | None = None,
                simd_width: int | None = None, max_memory: int | None = None,
-               compaction: str | None = None, workers: int | None = 1) -> RunResult:
+               compaction: str | None = None, workers: int | None = 1,
+               inputs: Mapping[str, Any] | None = None) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    program, args, _ = bind_inputs(program, task, args)
+    program, args, _ = bind_inputs(program, task, args, inputs)
     rargs = root_args(program, task, args)
     if variant == "seq":
         reducers, stats = run_sequential(program, task, reference_args(
@@ -238,11 +243,12 @@ def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]
     if not (t.arrays or t.private):
         return rargs[:len(t.user_params)]
     scalars = iter(rargs[:len(t.user_params)])
-    arrays: dict[int, Any] = {ap.position: program.arrays[ap.array] for ap in t.arrays}
+    arrays: dict[int, Any] = {
+        ap.position: {f: program.arrays[k] for f, k in ap.fields} if ap.fields
+        else program.arrays[ap.array] for ap in t.arrays}
     boards = getattr(program, "boards", {})
     for pa in t.private:  # a list of NumPy scalars (plain Python builds on it: b + [c])
-        values = [v for v in boards[pa.name].tolist()]
-        items = [pa.ty.dtype.type(v) for v in values]
+        items = [pa.ty.dtype.type(v) for v in boards[pa.name].tolist()]
         arrays[pa.position] = tuple(items) if pa.sequence == "tuple" else items
     return tuple(arrays[i] if i in arrays else next(scalars) for i in range(t.arity))
 
@@ -264,7 +270,9 @@ def result_of(program: ir.Program, res: RunResult) -> RunResult:
 
 class LoadedTask:
     """A task of a loaded program file (:func:`load`): ``run(*args, **options)`` runs it
-    as :func:`run_program` does; array parameters take lists or NumPy arrays."""
+    as :func:`run_program` does; array parameters take lists or NumPy arrays (an array
+    of C structs: a structured array, or a dict of one array per field), and
+    ``inputs={"matrix": array}`` supplies a C file's file-scope pointers."""
 
     def __init__(self, path: str, name: str) -> None:
         self.path, self.name = path, name

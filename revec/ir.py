@@ -316,10 +316,18 @@ class ArrayParam:
 
     name: str  # the user's parameter name
     position: int  # its index among the user's arguments
-    array: str  # its key in Program.inputs / Program.arrays
+    array: str  # its key in Program.inputs / Program.arrays (structs: their common prefix)
     offset: str
     end: str | None
     loc: SourceLoc
+    # an array of C structs, read as a structure of arrays: (field, its input's key) in
+    # declaration order, all sharing the one ``offset``; empty for an array of scalars
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The program arrays (inputs) the parameter stands for."""
+        return tuple(k for _, k in self.fields) if self.fields else (self.array,)
 
 
 @dataclass(frozen=True)
@@ -352,7 +360,7 @@ class InputDecl:
     ndim: int
     loc: SourceLoc
     task: str | None = None  # the task whose parameter it is (None: a global)
-    param: str | None = None
+    param: str | None = None  # the parameter's name (a global: its name in the file)
     field: str | None = None
 
 

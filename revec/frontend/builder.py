@@ -291,35 +291,48 @@ class FunctionBuilder:
         return (len([p for p in self.params if not p.hidden]) + len(self.array_params)
                 + len(self.private_params))
 
-    def array_param(self, name: str, position: int, dtype: DType, ndim: int, node: Any,
-                    *, with_end: bool, taken: set[str]) -> ir.ArrayParam:
+    def array_param(self, name: str, position: int, dtype: DType | None, ndim: int,
+                    node: Any, *, with_end: bool, taken: set[str],
+                    fields: Sequence[tuple[str, DType]] = ()) -> ir.ArrayParam:
         """The task parameter ``name`` (argument ``position``) is a read-only array of
         ``ndim`` dimensions of ``dtype``: an input of the program (a placeholder in the
         program's arrays until the root call binds it) and one or two hidden int64
         frame fields, its view's offset and (``with_end``: Python slices) end, named apart
         from ``taken`` (every name the function uses).  The adapter appends
-        :meth:`array_fields` after the scalar parameters."""
+        :meth:`array_fields` after the scalar parameters.  An array of C structs
+        (``fields``: each field's name and type, ``dtype`` None) is one input per field,
+        ``in_<task>_<name>_<field>``, sharing the one offset field."""
         if self.kind != "task":
             self.error(f"parameter '{name}' is an array; only a task's parameters may be "
                        "arrays so far (pass a helper the elements it needs)", node)
-        if np.dtype(dtype) not in ir.SUPPORTED_DTYPES:
-            self.error(f"array parameter '{name}' has elements of type {np.dtype(dtype)}, "
-                       "which revec does not support", node)
+        for what, dt in ([(f"field '{f}' of", d) for f, d in fields] if fields
+                         else [("", dtype)]):
+            if np.dtype(dt) not in ir.SUPPORTED_DTYPES:
+                self.error(f"{what}array parameter '{name}' has elements of type "
+                           f"{np.dtype(dt)}, which revec does not support", node)
         if ndim > 1 and with_end is False:
             self.error(f"array parameter '{name}' has {ndim} dimensions; a C pointer "
                        "parameter has one (index it as a[i * n + j])", node)
-        key = f"in_{self.name}_{name}"
-        if key in self.ctx.arrays and key not in self.ctx.inputs:
-            self.error(f"the input array of parameter '{name}' would be named '{key}', "
-                       "which the program already uses", node)
+        prefix = f"in_{self.name}_{name}"
+        keyed = ([(f"{prefix}_{f}", d, f) for f, d in fields] if fields
+                 else [(prefix, dtype, None)])
+        for key, _, f in keyed:
+            old = self.ctx.inputs.get(key)
+            if (key in self.ctx.arrays and old is None) or (old is not None and (
+                    old.task, old.param, old.field) != (self.name, name, f)):
+                self.error(f"the input array of parameter '{name}' would be named '{key}', "
+                           "which the program already uses", node)
         loc = self.loc(node)
-        self.ctx.inputs[key] = ir.InputDecl(key, np.dtype(dtype), ndim, loc, self.name, name)
-        self.ctx.arrays[key] = np.zeros((0,) * ndim, dtype)
+        for key, dt, f in keyed:
+            self.ctx.inputs[key] = ir.InputDecl(key, np.dtype(dt), ndim, loc, self.name, name,
+                                                f)
+            self.ctx.arrays[key] = np.zeros((0,) * ndim, dt)
         taken = taken | {p.name for p in self.params} | set(self.locals) | {
             f for a in self.array_params for f in (a.offset, a.end) if f is not None}
         off = _fresh_name(f"{name}_off", taken)
         end = _fresh_name(f"{name}_end", taken | {off}) if with_end else None
-        ap = ir.ArrayParam(name, position, key, off, end, loc)
+        ap = ir.ArrayParam(name, position, prefix, off, end, loc,
+                           tuple((f, key) for key, _, f in keyed if f is not None))
         self.array_params += (ap,)
         return ap
 
@@ -339,11 +352,14 @@ class FunctionBuilder:
         assert ap.end is not None
         return ir.BinOp(loc, INT64, "-", ir.Var(loc, INT64, ap.end), ir.Var(loc, INT64, ap.offset))
 
-    def input_element(self, ap: ir.ArrayParam, indices: Sequence[Any], node: Any) -> ir.ArrayRef:
+    def input_element(self, ap: ir.ArrayParam, indices: Sequence[Any], node: Any,
+                      key: str | None = None) -> ir.ArrayRef:
         """An element of the array parameter ``ap`` indexed by the nodes ``indices`` (one
         per dimension).  The first index counts from the task's view: from its offset,
-        and (Python, where the view has an end) a negative one from its end."""
-        decl = self.ctx.inputs[ap.array]
+        and (Python, where the view has an end) a negative one from its end.  ``key``: the
+        input read (a struct field's; default: the parameter's one input)."""
+        key = ap.array if key is None else key
+        decl = self.ctx.inputs[key]
         if len(indices) != decl.ndim:
             self.error(f"array '{ap.name}' has {decl.ndim} dimension(s) but is indexed with "
                        f"{len(indices)}", node)
@@ -358,7 +374,7 @@ class FunctionBuilder:
             negative = ir.Compare(loc, ir.BOOL, "<", first, ir.Const(loc, INT64, 0))
             shifted = ir.IfExp(loc, INT64, negative, ir.BinOp(loc, INT64, "+", end, first),
                                shifted)
-        return ir.ArrayRef(loc, Ty(decl.dtype), ap.array, (shifted, *idx[1:]))
+        return ir.ArrayRef(loc, Ty(decl.dtype), key, (shifted, *idx[1:]))
 
     def slice_view(self, ap: ir.ArrayParam, start: Any | None, stop: Any | None, node: Any
                    ) -> tuple[ir.Expr, ir.Expr]:

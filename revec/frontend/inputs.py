@@ -1,5 +1,6 @@
-"""Binding a task's read-only array inputs (its array parameters) to the root call's
-arrays.
+"""Binding a program's read-only array inputs to the caller's arrays: a task's array
+parameters (the root call's arguments) and a C file's file-scope pointers that ``main``
+fills (``inputs={"matrix": array}``, ``--input matrix=FILE``).
 
 The checked program holds a zero-length placeholder for each input
 (:attr:`revec.ir.Program.inputs`); a run binds the caller's arrays into a copy of the
@@ -8,7 +9,10 @@ types and shapes only (inputs are never written into generated source), so a sec
 run with arrays of the same shapes reuses the built module.  Where the arrays come
 from: the Python API passes lists, tuples or NumPy arrays; the command line names a
 ``.npy`` file or a whitespace-separated text file (one row per line) in the argument's
-place (:func:`load_array_file`).
+place (:func:`load_array_file`).  An array of C structs is one input per field (read
+as a structure of arrays): the caller passes a NumPy structured array with those fields,
+a dict of one array per field, or on the command line a structured ``.npy`` file or a
+text file with one row per struct and one column per field (:func:`struct_value`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,15 +100,133 @@ def input_value(decl: ir.InputDecl, value: Any, what: str) -> np.ndarray:
     return out
 
 
-def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
+def load_struct_file(path: str, fields: list[str], what: str) -> Any:
+    """An array of structs from a file: a ``.npy`` file (a structured array), or a text
+    file with one row per struct and one whitespace-separated column per field, in the
+    struct's declaration order ``fields`` (a dict of one array per field)."""
+    p = Path(path)
+    if p.suffix == ".npy" or not p.is_file():
+        return load_array_file(path, what)
+    rows = [line.split() for line in p.read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+    for i, r in enumerate(rows):
+        if len(r) != len(fields):
+            raise RevecError(f"{what}: row {i + 1} of '{path}' has {len(r)} column(s); a "
+                             f"struct has {len(fields)} ({', '.join(fields)}), one column "
+                             "each in that order")
+    out: dict[str, np.ndarray] = {}
+    for j, f in enumerate(fields):
+        col = [r[j] for r in rows]
+        try:
+            out[f] = np.array([int(x, 0) for x in col], np.int64)
+        except ValueError:
+            try:
+                out[f] = np.array([float(x) for x in col], np.float64)
+            except ValueError as err:
+                raise RevecError(f"{what}: cannot read column {j + 1} ({f}) of '{path}': "
+                                 f"{err}") from None
+    return out
+
+
+def struct_value(decls: list[ir.InputDecl], value: Any, what: str) -> dict[str, np.ndarray]:
+    """An array of structs (the inputs ``decls``, one per field in declaration order)
+    from a NumPy structured array (any field order, other fields ignored), a dict of one
+    1-D array per field, or a file name (:func:`load_struct_file`): each field checked
+    as :func:`input_value` checks an array, all of one length."""
+    fields = [str(d.field) for d in decls]
+    if isinstance(value, str | Path):
+        value = load_struct_file(str(value), fields, what)
+    if isinstance(value, Mapping):
+        columns: Mapping[str, Any] = value
+        got = ", ".join(map(str, value)) or "none"
+    else:
+        raw = np.asarray(value)
+        if raw.dtype.names is None:
+            if raw.ndim == 2 and raw.shape[1] == len(fields) and raw.dtype.kind in "biuf":
+                columns = {f: raw[:, j] for j, f in enumerate(fields)}  # columns in order
+            else:
+                raise RevecError(f"{what}: an array of structs is a NumPy structured array "
+                                 f"with the fields {', '.join(fields)} (or a dict of one "
+                                 f"array per field); got a {raw.dtype} array of shape "
+                                 f"{raw.shape}")
+        else:
+            if raw.ndim != 1:
+                raise RevecError(f"{what}: expected a 1-D structured array, got "
+                                 f"{raw.ndim}-D (shape {raw.shape})")
+            columns = {n: raw[n] for n in raw.dtype.names}
+        got = ", ".join(columns)
+    out: dict[str, np.ndarray] = {}
+    length: int | None = None
+    for d, f in zip(decls, fields):
+        if f not in columns:
+            raise RevecError(f"{what}: no field '{f}' (the struct's fields: "
+                             f"{', '.join(fields)}; got: {got})")
+        arr = input_value(d, columns[f], f"{what}, field '{f}'")
+        if length is not None and len(arr) != length:
+            raise RevecError(f"{what}: the fields have different lengths ({fields[0]}: "
+                             f"{length}, {f}: {len(arr)})")
+        length = len(arr)
+        out[d.name] = arr
+    return out
+
+
+def global_inputs(program: ir.Program) -> dict[str, list[ir.InputDecl]]:
+    """The file-scope pointers the caller supplies: their names -> their inputs (one,
+    or one per struct field in declaration order)."""
+    out: dict[str, list[ir.InputDecl]] = {}
+    for d in program.inputs.values():
+        if d.task is None:
+            out.setdefault(str(d.param), []).append(d)
+    return out
+
+
+def used_globals(program: ir.Program, task: str) -> list[str]:
+    """The file-scope pointers the task reads (itself or through its helpers), in the
+    order of their declarations."""
+    t = program.tasks[task]
+    seen: set[str] = set()
+    arrays: set[str] = set()
+    todo: list[Any] = [t.prologue, t.is_base, t.base, t.inductive]
+    while todo:
+        for node in ir.walk_nodes(todo.pop()):
+            if isinstance(node, ir.ArrayRef):
+                arrays.add(node.array)
+            elif isinstance(node, ir.Call) and node.func not in seen and \
+                    node.func in program.helpers:
+                seen.add(node.func)
+                todo.append(program.helpers[node.func].body)
+    return [name for name, decls in global_inputs(program).items()
+            if any(d.name in arrays for d in decls)]
+
+
+def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any],
+                inputs: Mapping[str, Any] | None = None
                 ) -> tuple[ir.Program, tuple[Any, ...], tuple[Any, ...]]:
-    """The program with the task's array inputs bound to the arrays among ``args`` (and,
-    for task-private arrays, specialised for the root call's capacities, their fields'
-    root values set); the scalar arguments; and the caller's arguments."""
+    """The program with the task's array inputs bound to the arrays among ``args`` and
+    its file-scope pointers to ``inputs`` (name -> array; every one the task reads is
+    needed), and, for task-private arrays, specialised for the root call's capacities
+    with their fields' root values set; the scalar arguments; and the caller's
+    arguments."""
     t = program.tasks.get(task)
-    if t is None or not (t.arrays or t.private):
+    inputs = dict(inputs or {})
+    pointers = global_inputs(program)
+    for name in inputs:
+        if name not in pointers:
+            known = (f"its file-scope inputs: {', '.join(pointers)}" if pointers else
+                     "it has none; a file-scope pointer that main fills is one")
+            raise RevecError(f"inputs: '{name}' is not a file-scope input of "
+                             f"{program.path} ({known})")
+    if t is None:
         return program, tuple(args), tuple(args)
-    if len(args) < t.arity:
+    missing = [n for n in used_globals(program, task) if n not in inputs]
+    if missing:
+        name = missing[0]
+        raise RevecError(f"task '{task}' reads the file-scope pointer '{name}', which the "
+                         f"caller supplies: pass inputs={{'{name}': array}} (command line: "
+                         f"--input {name}=FILE)")
+    if not (t.arrays or t.private) and not inputs:
+        return program, tuple(args), tuple(args)
+    if (t.arrays or t.private) and len(args) < t.arity:
         names = _signature(t)
         raise RevecError(f"task '{task}' needs {t.arity} argument(s) ({names}), got "
                          f"{len(args)}; an array argument has no default")
@@ -127,9 +250,18 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
         ap = by_pos.get(pos)
         if ap is None:
             scalars.append(value)
-            continue
-        decl = program.inputs[ap.array]
-        arrays[ap.array] = input_value(decl, value, f"argument '{ap.name}'")
+        elif ap.fields:
+            arrays.update(struct_value([program.inputs[k] for k in ap.keys], value,
+                                       f"argument '{ap.name}'"))
+        else:
+            decl = program.inputs[ap.array]
+            arrays[ap.array] = input_value(decl, value, f"argument '{ap.name}'")
+    for name, value in inputs.items():
+        decls = pointers[name]
+        if decls[0].field is not None:
+            arrays.update(struct_value(decls, value, f"input '{name}'"))
+        else:
+            arrays[decls[0].name] = input_value(decls[0], value, f"input '{name}'")
     key = (id(program), task, tuple(
         (k, a.dtype.str, a.shape, hashlib.sha1(a.tobytes()).hexdigest())
         for k, a in sorted({**arrays, **{f"@{n}": b for n, b in boards.items()}}.items())))

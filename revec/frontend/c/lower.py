@@ -29,7 +29,7 @@ from revec.frontend.c.collect import (
     sum_loops,
     write_counts,
 )
-from revec.frontend.c.context import CProgramContext
+from revec.frontend.c.context import CProgramContext, spelling
 from revec.frontend.c.loops import Range, as_range, continue_with, has_continue
 from revec.frontend.c.source import SYNC_NAMES
 from revec.frontend.c.syntax import (
@@ -86,6 +86,10 @@ class CFunction(CBoards):
                     self.pointer_param(p, position)
                 position += 1
                 continue
+            if self.ctx.struct_of(p.type) is not None:
+                self.error(f"parameter '{p.name}' is a struct passed by value; revec reads "
+                           f"structs as arrays: pass a pointer (const {spelling(p.type)} "
+                           f"*{p.name}) and read {p.name}->field", p)
             ty = self.ctx.type_of(p.type, f"parameter '{p.name}'")
             if ty is None:
                 self.error("a parameter of type void", p)
@@ -109,13 +113,21 @@ class CFunction(CBoards):
         if self.kind != "task":
             self.error(f"pointer parameter '{p.name}' is not supported; helpers take scalar "
                        "values (pass the elements they need)", p)
-        ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
-        if ty is None:
-            self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
         if self.scopes.in_block(p.name):
             self.error(f"'{p.name}' is declared twice in this block", p)
-        ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,
-                              taken=set(self.scopes.used))
+        struct = self.ctx.struct_of(inner)
+        if struct is not None:  # an array of structs: one input per field
+            self.struct_names[p.name] = spelling(inner)
+            fields = self.ctx.struct_fields(struct, p, spelling(inner))
+            ap = self.array_param(p.name, position, None, 1, p, with_end=False,
+                                  taken=set(self.scopes.used),
+                                  fields=[(f.name, f.ty.dtype) for f in fields])
+        else:
+            ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
+            if ty is None:
+                self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
+            ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,
+                                  taken=set(self.scopes.used))
         self.scopes.used.add(ap.offset)
         self.scopes.bind(p.name, f"<input>{p.name}")
 
@@ -395,6 +407,15 @@ class CFunction(CBoards):
             if irname in self.loopvars:
                 self.error(f"the loop index '{lvalue.name}' is assigned in its loop", lvalue)
             return irname
+        if isinstance(lvalue, c_ast.StructRef):
+            base = lvalue.name
+            while isinstance(base, (c_ast.StructRef, c_ast.ArrayRef, c_ast.UnaryOp,
+                                    c_ast.BinaryOp)):
+                base = base.left if isinstance(base, c_ast.BinaryOp) else (
+                    base.expr if isinstance(base, c_ast.UnaryOp) else base.name)
+            self.reject_input_write(base, lvalue)
+            self.error("only local variables can be assigned (struct fields are read from "
+                       "read-only inputs)", lvalue)
         if isinstance(lvalue, c_ast.UnaryOp) and lvalue.op == "*":
             base = lvalue.expr
             while isinstance(base, c_ast.BinaryOp):
