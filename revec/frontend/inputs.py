@@ -242,9 +242,9 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
             decl = ir.InputDecl(pa.name, pa.ty.dtype, 1, pa.loc)
             board = input_value(decl, value, f"argument '{pa.name}'")
             if len(board) > pa.capacity:
-                bound = f" (its bound '{pa.bound}')" if pa.bound else ""
+                limit = f" (its bound '{pa.bound}')" if pa.bound else ""
                 raise RevecError(f"argument '{pa.name}': {len(board)} elements, but the "
-                                 f"task's list holds at most {pa.capacity}{bound}")
+                                 f"task's list holds at most {pa.capacity}{limit}")
             boards[pa.name] = board
             continue
         ap = by_pos.get(pos)

@@ -75,6 +75,7 @@ def find_bounds(ctx: CProgramContext) -> None:
             ctx.bound_updates.add(id(node))
     for g, (op, node) in seen.items():
         glob = ctx.globals[g]
+        assert glob.ty is not None  # a scalar global (updated as one)
         if glob.ty.kind == "b":
             ctx.error(f"the bound '{g}' is a bool; a bound holds an integer or a float", node)
         ctx.bounds[g] = ir.ReducerDecl(g, glob.ty.dtype, op, glob.loc, hidden=True,

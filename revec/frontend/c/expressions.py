@@ -219,6 +219,7 @@ class CExpressions(FunctionBuilder):
             self.error("cilk_sync is a statement", node)
         g = self.ctx.globals.get(name)
         if g is not None and name in self.ctx.bounds:
+            assert g.ty is not None  # a bound is a scalar global
             return ir.BoundRead(loc, g.ty, name)
         if g is not None:
             self.usable(g, node)
@@ -398,6 +399,15 @@ class CExpressions(FunctionBuilder):
             self.error(f"reads the file-scope array '{name}', which is not const; file-scope "
                        "arrays are read-only constants: declare it const", base)
         return self.element(name, g.array, g.ty, indices, node)
+
+    # ------------------------------------------------------------------ boards
+    # (task-private arrays: revec.frontend.c.boards.CBoards, the class that lowers
+    # functions, implements these; a file-scope initializer has none)
+    def board_named(self, name: str) -> Any:
+        return None
+
+    def board_read(self, node: c_ast.Node) -> ir.Expr | None:
+        return None
 
     # ------------------------------------------------------------------ array parameters
     def input_named(self, name: str) -> ir.ArrayParam | None:

@@ -289,8 +289,8 @@ class PyExpressions(FunctionBuilder):
         if av is not None:
             if len(indices) != 1:
                 self.error(f"'{name}' is a list of one dimension; index it {name}[i]", node)
-            idx = self.typed(lambda: self.rules.index(self.expr(indices[0])), indices[0])
-            return self.array_element(av, idx, node)
+            index = self.typed(lambda: self.rules.index(self.expr(indices[0])), indices[0])
+            return self.array_element(av, index, node)
         ap = self.array_named(name)
         if ap is not None:
             return self.input_element(ap, indices, node)
@@ -421,19 +421,19 @@ class PyExpressions(FunctionBuilder):
                 raw.append(self.array_vars[v.value])
             else:
                 raw.append(self.expr(v))
-        sig = tuple(ArrayArg(a.ty, len(a.elements), a.length is not None)
-                    if isinstance(a, ArrayVar) else a.ty for a in raw)
+        sig = tuple(ArrayArg(x.ty, len(x.elements), x.length is not None)
+                    if isinstance(x, ArrayVar) else x.ty for x in raw)
         helper = self.helper(fname, node, sig)  # type: ignore[arg-type]
         flat: list[ir.Expr] = []
         loc = self.loc(node)
-        for a in raw:
-            if isinstance(a, ArrayVar):
-                flat += [ir.Var(loc, a.ty, e) for e in a.elements]
-                if a.length is not None:
-                    flat.append(ir.Var(loc, INT64, a.length))
+        for x in raw:
+            if isinstance(x, ArrayVar):
+                flat += [ir.Var(loc, x.ty, e) for e in x.elements]
+                if x.length is not None:
+                    flat.append(ir.Var(loc, INT64, x.length))
             else:
-                flat.append(a)
-        if any(isinstance(a, ArrayVar) for a in raw) and len(flat) != len(helper.params):
+                flat.append(x)
+        if any(isinstance(x, ArrayVar) for x in raw) and len(flat) != len(helper.params):
             self.error(f"{fname}() takes its list parameter(s) unannotated (their type "
                        "comes from the call)", node)
         args = tuple(self.convert(e, p.ty) for e, p in zip(flat, helper.params))

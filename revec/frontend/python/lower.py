@@ -157,8 +157,8 @@ class PyFunction(PrivateLists):
             params = [q.name.value for q in self.fdef.params.params]
             if node.value in params:
                 k = params.index(node.value)
-                if all(len(c) > k and isinstance(c[k], cst.Name) and c[k].value == node.value
-                       for c in calls):
+                if all(len(c) > k and isinstance(c[k], cst.Name)
+                       and getattr(c[k], "value", None) == node.value for c in calls):
                     size = self.ctx.sizes.get((self.name, node.value))
                     if size is None:  # checked before a root call: a nominal capacity
                         task_obj = self.ctx.globals().get(self.name)
