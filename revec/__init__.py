@@ -1,7 +1,7 @@
 """revec: SIMD execution of recursive task-parallel programs (Ren et al., TOPC 2019).
 
-The public surface: ``from revec import task, spawn, reduce, Reducer``.  ``spawn``,
-``reduce``, ``Reducer`` and the base class :class:`Task` are the language of
+The public surface: ``from revec import task, spawn, reduce, Reducer, Bound``.
+``spawn``, ``reduce``, ``Reducer``, ``Bound`` and the base class :class:`Task` are the language of
 :mod:`revec.lang`; the ``task`` decorator here makes a :class:`RunnableTask`, which
 adds ``fib.run(...)`` (compile and run, :mod:`revec.api`).
 
@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from revec.lang import Output, Reducer, Task, reduce, spawn
+from revec.lang import Bound, Output, Reducer, Task, reduce, spawn
 
 if TYPE_CHECKING:
     from revec.api import LoadedProgram, RunResult
 
-__all__ = ["Output", "Reducer", "RunnableTask", "Task", "load", "reduce", "spawn", "task"]
+__all__ = ["Bound", "Output", "Reducer", "RunnableTask", "Task", "load", "reduce", "spawn",
+           "task"]
 __version__ = "0.1.0"
 
 
@@ -35,16 +36,17 @@ class RunnableTask(Task):
     def run(self, *args: Any, variant: str = "reexp", backend: str = "auto",
             block_size: int | None = None, reexp_threshold: int | None = None,
             simd_width: int | None = None, max_memory: int | None = None,
-            compaction: str | None = None) -> RunResult:
+            compaction: str | None = None, check_outputs: bool = False) -> RunResult:
         """Compile this task (cached per function source and back end) and run it:
         ``fib.run(30, variant="reexp", backend="c", block_size=4096)``.  Returns a
-        :class:`revec.api.RunResult` (``.result``, ``.reducers``, ``.stats``); the
-        options are those of :func:`revec.api.run_program`."""
+        :class:`revec.api.RunResult` (``.result``, ``.reducers``, ``.stats``,
+        ``.outputs``); the options are those of :func:`revec.api.run_program`."""
         from revec.api import run_task
 
         return run_task(self, args, variant=variant, backend=backend,
                         block_size=block_size, reexp_threshold=reexp_threshold,
-                        simd_width=simd_width, max_memory=max_memory, compaction=compaction)
+                        simd_width=simd_width, max_memory=max_memory, compaction=compaction,
+                        check_outputs=check_outputs)
 
 
 def task(fn: Callable[..., Any]) -> RunnableTask:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from revec.runtime.memory import default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import check_workers
+from revec.transforms.bounds import PRUNED
 from revec.transforms.schedule import STRATEGIES, UNBOUNDED, Schedule
 
 VARIANTS = ("seq", *STRATEGIES)
@@ -222,6 +224,7 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
                 block_size: int | None = None, reexp_threshold: int | None = None,
                 simd_width: int | None = None, max_memory: int | None = None,
                 compaction: str | None = None, workers: int | None = 1,
+                inputs: Mapping[str, Any] | None = None,
                 check_outputs: bool = False) -> RunResult:
     """Run a task program (``backend="auto"``: C if a working compiler is found, else
     numba).  An output array argument (``Output[...]`` / a C pointer tasks write) is
@@ -232,12 +235,14 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
     (default: half of the machine's memory; 0: no limit); a run that would need more
     stops with :class:`revec.runtime.memory.MemoryBudgetError`.  ``workers``: threads
     running the schedule with work stealing (default 1; None: the cores this process
-    may use); the budget covers them all."""
+    may use); the budget covers them all.  ``inputs``: the arrays of a C file's
+    file-scope pointers that ``main`` fills (``{"matrix": array}``; a pointer to
+    structs takes a structured array or a dict of one array per field)."""
     program = get_program(path)
     return run_loaded(program, task, args, variant=variant, backend=backend,
                       block_size=block_size, reexp_threshold=reexp_threshold,
                       simd_width=simd_width, max_memory=max_memory, compaction=compaction,
-                      workers=workers, check_outputs=check_outputs)
+                      workers=workers, inputs=inputs, check_outputs=check_outputs)
 
 
 def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any] = (), *,
@@ -245,10 +250,11 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                block_size: int | None = None, reexp_threshold: int | None = None,
                simd_width: int | None = None, max_memory: int | None = None,
                compaction: str | None = None, workers: int | None = 1,
+               inputs: Mapping[str, Any] | None = None,
                check_outputs: bool = False) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    program, args, user_args = bind_inputs(program, task, args)
+    program, args, user_args = bind_inputs(program, task, args, inputs)
     rargs = root_args(program, task, args)
     checked = None
     if check_outputs:
@@ -285,7 +291,8 @@ def run_checked(program: ir.Program, task: str, rargs: tuple[Any, ...]
     element is a :class:`RevecError` naming both."""
     import dataclasses
 
-    from revec.frontend.outputs import checked_array, trace_off, trace_on
+    from revec.frontend.outputs import checked_array
+    from revec.lang import trace_off, trace_on
 
     names = {ap.array: ap.name for t in program.tasks.values() for ap in t.arrays}
     checked = {k: checked_array(program.arrays[k], names.get(k, k)) for k in program.outputs}
@@ -295,6 +302,7 @@ def run_checked(program: ir.Program, task: str, rargs: tuple[Any, ...]
     if rebind is not None:  # a generated reference (C): its globals hold the arrays
         module = rebind(arrays)
     run = dataclasses.replace(program, arrays=arrays, module=module)
+    run.boards = getattr(program, "boards", {})  # type: ignore[attr-defined]
     trace_on()
     try:
         return run_sequential(run, task, reference_args(run, run.tasks[task], rargs))
@@ -307,10 +315,16 @@ def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]
     """The plain reference run's arguments: the converted scalars, and each array
     argument as the bound NumPy array of its declared element type (a ``list[int]``'s
     elements are int64 in every run, as the compiled ones compute)."""
-    if not t.arrays:
+    if not (t.arrays or t.private):
         return rargs[:len(t.user_params)]
     scalars = iter(rargs[:len(t.user_params)])
-    arrays = {ap.position: program.arrays[ap.array] for ap in t.arrays}
+    arrays: dict[int, Any] = {
+        ap.position: {f: program.arrays[k] for f, k in ap.fields} if ap.fields
+        else program.arrays[ap.array] for ap in t.arrays}
+    boards = getattr(program, "boards", {})
+    for pa in t.private:  # a list of NumPy scalars (plain Python builds on it: b + [c])
+        items = [pa.ty.dtype.type(v) for v in boards[pa.name].tolist()]
+        arrays[pa.position] = tuple(items) if pa.sequence == "tuple" else items
     return tuple(arrays[i] if i in arrays else next(scalars) for i in range(t.arity))
 
 
@@ -322,6 +336,8 @@ def result_of(program: ir.Program, res: RunResult) -> RunResult:
     if t.result is not None:
         res.result = res.reducers[t.result]
         res.has_result = True
+    if PRUNED in res.reducers:  # a program with bounds: its prunes, counted by a reducer
+        res.stats.pruned = int(res.reducers[PRUNED])
     res.reducers = {k: v for k, v in res.reducers.items()
                     if k in program.reducers and not program.reducers[k].hidden}
     return res
@@ -329,7 +345,9 @@ def result_of(program: ir.Program, res: RunResult) -> RunResult:
 
 class LoadedTask:
     """A task of a loaded program file (:func:`load`): ``run(*args, **options)`` runs it
-    as :func:`run_program` does; array parameters take lists or NumPy arrays."""
+    as :func:`run_program` does; array parameters take lists or NumPy arrays (an array
+    of C structs: a structured array, or a dict of one array per field), and
+    ``inputs={"matrix": array}`` supplies a C file's file-scope pointers."""
 
     def __init__(self, path: str, name: str) -> None:
         self.path, self.name = path, name

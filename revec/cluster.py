@@ -21,15 +21,16 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from revec import ir
 from revec.api import RunResult, compiled_task, get_program, result_of, root_args
 from revec.errors import RevecError
-from revec.frontend.inputs import bind_inputs
+from revec.frontend.inputs import bind_inputs, global_inputs
 from revec.frontend.outputs import start_outputs
 from revec.runtime.memory import default_budget
 from revec.runtime.workers import default_workers, merge_accs, run_stats
@@ -62,21 +63,36 @@ def _program_path(path: str, source: str) -> str:
 
 def run_chunk(path: str, source: str, task: str, rargs: tuple[Any, ...],
               frames: list[np.ndarray], count: int, depth: int, schedule: Schedule,
-              max_memory: int, workers: int | None, inputs: tuple[Any, ...] | None = None
+              max_memory: int, workers: int | None, bounds_from: np.ndarray | None = None,
+              inputs: tuple[Any, ...] | None = None, pointers: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, dict[str, np.ndarray]]:
     """One Dask task: the schedule from ``count`` thread frames (one array per column,
-    tree level ``depth``); ``inputs``: the root call's arguments when the task has array
-    inputs (bound here as on the caller's side; an output's argument: its initial
-    values).  Returns the accumulators, per-level statistics, driver statistics,
-    seconds and the output arrays as the chunk's tasks left them (by parameter name)."""
+    tree level ``depth``).  A program's bounds (branch-and-bound) start from
+    ``bounds_from``, the frontier's accumulators: each chunk prunes with the bound the
+    frontier had, never with another chunk's.  ``inputs``: the root call's arguments
+    when the task has array inputs or boards (an output's argument: its initial
+    values), ``pointers``: the arrays of the file-scope pointers (both bound here as on
+    the caller's side).  Returns the accumulators, per-level statistics, driver
+    statistics, seconds and the output arrays as the chunk's tasks left them (by
+    parameter name)."""
     program = get_program(_program_path(path, source))
-    if inputs is not None:  # (own output buffers: a chunk may run in the head's process)
-        program = bind_inputs(program, task, inputs, fresh=bool(program.outputs))[0]
+    if inputs is not None or pointers:  # (own output buffers: a chunk may run in the
+        # head's process)
+        program = bind_inputs(program, task, inputs or (), pointers,
+                              fresh=bool(program.outputs))[0]
     ctask = compiled_task(program, task, "c")
     with start_outputs(program, task, inputs or (), fill_callers=False) as outs:
         raw = ctask.run_raw(rargs, schedule, max_memory, workers or _chunk_workers(),
-                            frames=frames, depth=depth, count=count)
+                            frames=frames, depth=depth, count=count, bounds_from=bounds_from)
     return raw.accs, raw.lv, raw.st, raw.seconds, outs.results
+
+
+def _bound(program: ir.Program, keys: Sequence[str], fields: tuple[tuple[str, str], ...]
+           ) -> Any:
+    """A bound input as the caller passes it: its array, or (structs) a dict of fields."""
+    if fields:
+        return {f: program.arrays[k] for f, k in fields}
+    return program.arrays[keys[0]]
 
 
 def _chunk_workers() -> int:
@@ -100,12 +116,14 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
              workers: int | None = None, scheduler: str | None = None,
              local: int | None = None, client: Any = None, chunks: int | None = None,
              progress: bool = False,
-             on_chunk: Callable[[int, int, Any], None] | None = None) -> RunResult:
+             on_chunk: Callable[[int, int, Any], None] | None = None,
+             inputs: Mapping[str, Any] | None = None) -> RunResult:
     """Run a task on a Dask cluster: ``client`` (a ``distributed.Client``), or the
     cluster at ``scheduler``, or a ``LocalCluster`` of ``local`` processes.  ``workers``:
     threads per chunk (default: the worker machine's cores); ``chunks``:
     how many chunks (default: 4 per cluster core).  ``on_chunk(done, total, client)`` is
-    called as chunks finish (progress)."""
+    called as chunks finish (progress).  ``inputs``: a C file's file-scope pointers'
+    arrays, as for :func:`revec.api.run_program`."""
     if variant == "seq":
         raise RevecError("--variant seq runs in this process; Dask runs need bfs, blocked "
                          "or reexp")
@@ -115,16 +133,25 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
         from distributed import Client, LocalCluster, as_completed
     except ImportError:  # pragma: no cover - a dependency
         raise RevecError("Dask runs need the 'distributed' package") from None
-    program, scalars, user_args = bind_inputs(get_program(path), task, args)
+    program, scalars, user_args = bind_inputs(get_program(path), task, args, inputs)
     # the outputs: the head's tasks (above the frontier) store into the bound buffers,
     # each chunk returns its own, merged by the elements it changed
     outs = start_outputs(program, task, user_args)
-    inputs = None
-    if program.tasks[task].arrays:  # the chunks bind the same arrays
-        pos = {ap.position: ap.array for ap in program.tasks[task].arrays}
-        inputs = tuple(outs.initial[pos[i]] if pos.get(i) in outs.initial else
-                       program.arrays[pos[i]] if i in pos else a
-                       for i, a in enumerate(user_args))
+    # the chunks bind the same arrays (converted and checked here; an output: its
+    # initial values)
+    root_inputs = None
+    t = program.tasks[task]
+    if t.arrays or t.private:
+        pos = {ap.position: ap for ap in t.arrays}
+        boards = {pa.position: getattr(program, "boards", {})[pa.name] for pa in t.private}
+        root_inputs = tuple(
+            boards[i] if i in boards else
+            outs.initial[pos[i].array] if i in pos and pos[i].array in outs.initial else
+            _bound(program, pos[i].keys, pos[i].fields) if i in pos else a
+            for i, a in enumerate(user_args))
+    pointers = {name: _bound(program, [d.name for d in decls],
+                             tuple((str(d.field), d.name) for d in decls if d.field))
+                for name, decls in global_inputs(program).items() if name in (inputs or {})}
     rargs = root_args(program, task, scalars)
     schedule = Schedule.make(variant, block_size, reexp_threshold, simd_width)
     budget = default_budget() if max_memory is None else max_memory
@@ -166,14 +193,15 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
                 from dask.base import tokenize
 
                 token = tokenize(source, task, rargs, schedule, budget, workers, n,
-                                 raw.frontier_depth, frontier, inputs)
+                                 raw.frontier_depth, frontier, root_inputs, pointers)
                 futures = []
                 for i in range(len(bounds) - 1):
                     part = [a[bounds[i]: bounds[i + 1]] for a in frontier]
                     futures.append(client.submit(
                         run_chunk, str(Path(path).resolve()), source, task, rargs, part,
                         int(bounds[i + 1] - bounds[i]), raw.frontier_depth, schedule, budget,
-                        workers, inputs, key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
+                        workers, accs.copy(), root_inputs, pointers,
+                        key=f"revec-chunk-{token}-{i}"))  # pure: retried on loss
                 index = {f.key: i for i, f in enumerate(futures)}
                 results: list[Any] = [None] * len(futures)
                 done = 0

@@ -155,6 +155,27 @@ class Recur(Expr):
 
 
 @dataclass(frozen=True)
+class Pick(Expr):
+    """Element ``index`` of a task-private array held as scalars (frame fields or
+    locals, ``elements``, all of type ``ty``).  An index outside the elements is the
+    program's error (unchecked, as an array read).  A back end may print it as an
+    indexed load (C: a compound literal; Python: a tuple) or a select chain."""
+
+    index: Expr
+    elements: tuple[Var, ...]
+
+
+@dataclass(frozen=True)
+class BoundRead(Expr):
+    """The value of the bound ``reducer`` (a max/min reducer with ``bound`` set) as the
+    current block started: a back end's accumulator at block start, combined with the
+    value the other workers published; the sequential reference's current value.  Only
+    a pruning condition reads it (:mod:`revec.transforms.bounds` checks)."""
+
+    reducer: str
+
+
+@dataclass(frozen=True)
 class MathCall(Expr):
     """A numpy/builtin math function: sqrt exp log sin cos floor ceil abs minimum maximum."""
 
@@ -275,8 +296,15 @@ class ReducerDecl:
     op: str  # sum / min / max
     loc: SourceLoc
     hidden: bool = False  # added by a pass (a task's result), not a module-level Reducer
+    # a bound for branch-and-bound: tasks only raise (max) or lower (min) it and read it
+    # to prune (ir.BoundRead); never reported as a result.  ``start``: its initial value
+    # (a C global's initializer), which then stands for the identity
+    bound: bool = False
+    start: int | float | None = None
 
     def identity(self) -> int | float | bool:
+        if self.start is not None:
+            return self.start
         if self.op == "sum":
             zero: int | float | bool = self.dtype.type(0).item()
             return zero
@@ -301,11 +329,38 @@ class ArrayParam:
 
     name: str  # the user's parameter name
     position: int  # its index among the user's arguments
-    array: str  # its key in Program.inputs / Program.arrays
+    array: str  # its key in Program.inputs / Program.arrays (structs: their common prefix)
     offset: str
     end: str | None
     loc: SourceLoc
     output: bool = False  # an output array: written (ir.Store), never read
+    # an array of C structs, read as a structure of arrays: (field, its input's key) in
+    # declaration order, all sharing the one ``offset``; empty for an array of scalars
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The program arrays (inputs) the parameter stands for."""
+        return tuple(k for _, k in self.fields) if self.fields else (self.array,)
+
+
+@dataclass(frozen=True)
+class PrivateArray:
+    """A task parameter that is a task-private array (a board copied from the parent
+    and changed): part of the frame as ``capacity`` scalar fields ``fields`` (hidden
+    parameters; the root call's array fills them, zero-padded) and, for a Python list,
+    the hidden field ``length``.  ``capacity`` is a constant or the root value of the
+    parameter ``bound`` (the program is then specialised for it when bound)."""
+
+    name: str
+    position: int
+    ty: Ty
+    capacity: int
+    fields: tuple[str, ...]
+    length: str | None
+    loc: SourceLoc
+    bound: str | None = None
+    sequence: str = "list"  # what plain Python passes: "list" or "tuple" (Python tasks)
 
 
 @dataclass(frozen=True)
@@ -319,7 +374,7 @@ class InputDecl:
     ndim: int
     loc: SourceLoc
     task: str | None = None  # the task whose parameter it is (None: a global)
-    param: str | None = None
+    param: str | None = None  # the parameter's name (a global: its name in the file)
     field: str | None = None
     # an output array: tasks write it (ir.Store) at elements no two tasks share, never
     # read it; the run hands it back to the caller (revec/frontend/outputs.py)
@@ -346,11 +401,13 @@ class TaskDef:
     result: str | None = None
     # the parameters that are read-only arrays (inputs), in the user's argument order
     arrays: tuple[ArrayParam, ...] = ()
+    # the parameters that are task-private arrays (boards), in argument order
+    private: tuple[PrivateArray, ...] = ()
 
     @property
     def arity(self) -> int:
         """How many arguments a caller passes (scalars and arrays)."""
-        return len(self.user_params) + len(self.arrays)
+        return len(self.user_params) + len(self.arrays) + len(self.private)
 
     @property
     def user_params(self) -> tuple[Param, ...]:
@@ -383,6 +440,10 @@ class Program:
     # arrays the root call supplies (their placeholder in ``arrays`` until bound:
     # revec.frontend.inputs.bind_inputs puts the caller's arrays there)
     inputs: dict[str, InputDecl] = field(default_factory=dict)
+    # the same program checked again with the capacities of task-private arrays bounded
+    # by parameters set to root values: ``specialize({(task, param): value})`` (set by
+    # the front end; None: no such arrays can be specialised)
+    specialize: Any = None
 
     @property
     def outputs(self) -> dict[str, InputDecl]:
@@ -393,9 +454,9 @@ class Program:
 def speculable(e: Expr) -> bool:
     """Safe to evaluate where the program would not: no memory reads, no calls."""
     match e:
-        case ArrayRef() | Call() | LibCall():
+        case ArrayRef() | Call() | LibCall() | Pick():
             return False
-        case Const() | Var():
+        case Const() | Var() | BoundRead():
             return True
     return all(speculable(v) for v in _children(e))
 

@@ -2,7 +2,7 @@
 :class:`Task` a ``@task`` function becomes.
 
 Imported by user programs through :mod:`revec` (``from revec import task, spawn,
-reduce, Reducer``).  Executed as plain Python these give the *sequential reference*
+reduce, Reducer, Bound``).  Executed as plain Python these give the *sequential reference*
 semantics of DESIGN.md section 2: ``spawn`` calls the task at once (depth-first),
 ``reduce`` folds into the reducer, and every task argument takes its annotated numpy
 type (fixed-width wraparound, like the compiled variants).
@@ -46,8 +46,46 @@ def to_scalar(value: Any, scalar_type: type[np.generic]) -> np.generic:
 
 E = TypeVar("E")
 # the checking mode of output arrays (revec/frontend/outputs.py): the tasks running, as
-# (serial, "task(arguments)"), innermost last; None when not checking
+# (serial, "task(arguments)"), innermost last; None when not checking.  Kept here (with
+# the functions below) because Task.__call__ names the task running, and this module
+# imports nothing of revec.
 OUTPUT_TRACE: list[tuple[int, str]] | None = None
+_SERIAL = [0]
+
+
+def trace_on() -> None:
+    """The checking mode starts: record the tasks running."""
+    global OUTPUT_TRACE
+    OUTPUT_TRACE = []
+    _SERIAL[0] = 0
+
+
+def trace_off() -> None:
+    global OUTPUT_TRACE
+    OUTPUT_TRACE = None
+
+
+def push_task(name: str, params: list[str], args: tuple[Any, ...]) -> None:
+    """A task starts (the checking mode): later stores are its own."""
+    trace = OUTPUT_TRACE
+    if trace is None:
+        return
+    _SERIAL[0] += 1
+    shown = ", ".join(f"{p}={_show(a)}" for p, a in zip(params, args))
+    trace.append((_SERIAL[0], f"{name}({shown})"))
+
+
+def pop_task() -> None:
+    if OUTPUT_TRACE:
+        OUTPUT_TRACE.pop()
+
+
+def _show(a: Any) -> str:
+    if isinstance(a, np.ndarray) and a.ndim > 0:
+        return f"<array of {a.shape[0]}>"
+    if isinstance(a, list | tuple):
+        return f"<{type(a).__name__} of {len(a)}>"
+    return repr(a.item() if isinstance(a, np.generic) else a)
 
 
 class Output(Generic[E]):
@@ -108,6 +146,50 @@ class Reducer:
         return f"Reducer({self.dtype.name}, {self.op!r})"
 
 
+BOUND_OPS = ("max", "min")
+
+
+class Bound(Reducer):
+    """A module-level bound for branch-and-bound: ``best = Bound(np.int64, "max")``.
+
+    Tasks only raise it (``best.raise_to(v)``, a ``"max"`` bound) or only lower it
+    (``best.lower_to(v)``, a ``"min"`` bound) and read ``best.value`` to prune.  Plain
+    Python reads the current value; the compiled variants read the value the bound had
+    when the task's block started (a max/min reducer shared between the workers), so
+    the answer is the serial program's whenever pruning is sound (docs/design.md,
+    "Bounds").  ``start``: the initial value (default: the identity, e.g. the type's
+    minimum for ``"max"``)."""
+
+    def __init__(self, dtype: Any, op: str, start: Any = None) -> None:
+        if op not in BOUND_OPS:
+            raise ValueError(f"a Bound is raised (\"max\") or lowered (\"min\"), not {op!r}")
+        super().__init__(dtype, op)
+        if self.dtype.kind not in "iuf":
+            raise ValueError(f"a Bound holds an integer or float, not {self.dtype.name}")
+        self.start = None if start is None else to_scalar(start, self.scalar_type)
+        self.value = self.identity()
+
+    def identity(self) -> np.generic:
+        if getattr(self, "start", None) is not None:
+            return self.start  # type: ignore[return-value]
+        return super().identity()
+
+    def raise_to(self, v: Any) -> None:
+        """A ``"max"`` bound becomes ``max(value, v)``."""
+        if self.op != "max":
+            raise ValueError("a \"min\" Bound is lowered (lower_to), not raised")
+        self.fold(v)
+
+    def lower_to(self, v: Any) -> None:
+        """A ``"min"`` bound becomes ``min(value, v)``."""
+        if self.op != "min":
+            raise ValueError("a \"max\" Bound is raised (raise_to), not lowered")
+        self.fold(v)
+
+    def __repr__(self) -> str:
+        return f"Bound({self.dtype.name}, {self.op!r})"
+
+
 class Task:
     """A task function.  Calling it runs the sequential reference semantics; the front
     end recognizes a program's tasks as the module's instances of this class."""
@@ -133,8 +215,6 @@ class Task:
         takes the annotated result type, with wraparound)."""
         conv = [a if t is None else to_scalar(a, t) for a, t in zip(args, self.param_types)]
         if OUTPUT_TRACE is not None:  # the checking mode of outputs: stores name the task
-            from revec.frontend.outputs import pop_task, push_task
-
             push_task(self.fn.__name__, self.param_names, tuple(conv))
             try:
                 with np.errstate(all="ignore"):

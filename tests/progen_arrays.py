@@ -208,3 +208,173 @@ def c_args(p: ArrayProgram) -> tuple[Any, ...]:
     if p.shape == "grid":
         return (p.args[0].reshape(-1), *p.args[1:])
     return p.args
+
+
+# --------------------------------------------------------------------------- arrays of structs
+# (struct_program: a separate generator, so array_program's seeds generate what they did)
+FIELD_TYPES = {  # C type -> (NumPy type, value range)
+    "int": ("int32", (-500, 500)), "short": ("int16", (-300, 300)),
+    "long": ("int64", (-10 ** 6, 10 ** 6)), "unsigned char": ("uint8", (0, 255)),
+    "unsigned short": ("uint16", (0, 900)), "int64_t": ("int64", (-5000, 5000)),
+    "double": ("float64", (-40, 40)),
+}
+FIELD_NAMES = ["value", "weight", "cost", "id", "level", "score", "size", "x", "y"]
+
+
+@dataclass
+class StructProgram:
+    seed: int
+    shape: str  # walk (halving a view) / knap (one item per level) / global (a file-scope
+    #             pointer to structs, ranges of indices)
+    c: str  # the program, its main() included (revec does not read main)
+    args: tuple[Any, ...]  # the root call's arguments (the structs as the caller passes them)
+    inputs: dict[str, Any]  # file-scope pointers' arrays
+    forms: list[str] = field(default_factory=list)  # the spellings used
+
+
+READS_AT_0 = ["{e}->{f}", "{e}[0].{f}", "(*{e}).{f}", "(({e}) + 0)->{f}"]
+READS_AT_I = ["{e}[{i}].{f}", "({e} + {i})->{f}", "(*({e} + {i})).{f}"]
+
+
+def _field_read(rng: random.Random, e: str, i: str | None, f: str, forms: list[str]) -> str:
+    form = rng.choice(READS_AT_0 if i is None else READS_AT_I)
+    forms.append(form)
+    return form.format(e=e, i=i, f=f)
+
+
+def struct_program(seed: int) -> StructProgram:
+    rng = random.Random(10_000 + seed)
+    shape = ["walk", "knap", "global"][seed % 3]
+    nf = rng.randint(2, 4)
+    names = rng.sample(FIELD_NAMES, nf)
+    ctypes = [rng.choice(list(FIELD_TYPES)) for _ in names]
+    if shape == "knap":  # the weight and value are integers
+        ctypes[0] = rng.choice(["int", "short", "long"])
+        ctypes[1] = rng.choice(["int", "unsigned char", "int64_t"])
+    typedef = rng.random() < 0.5
+    struct = "item_t" if typedef else "struct item"
+    body = "".join(f"    {t} {f};\n" for t, f in zip(ctypes, names))
+    decl = f"typedef struct {{\n{body}}} item_t;\n" if typedef else \
+        f"struct item {{\n{body}}};\n"
+    n = rng.randint(1, 14 if shape == "knap" else 30)
+    data: dict[str, list[Any]] = {}
+    for t, f in zip(ctypes, names):
+        np_t, (lo, hi) = FIELD_TYPES[t]
+        if np_t == "float64":
+            data[f] = [rng.randint(lo * 4, hi * 4) / 4 for _ in range(n)]
+        else:
+            data[f] = [rng.randint(lo, hi) for _ in range(n)]
+    if shape == "knap":
+        data[names[1]] = [abs(w) % 20 + 1 for w in data[names[1]]]
+    forms: list[str] = []
+
+    def term(e: str, i: str | None, f: str, k: int) -> str:
+        read = _field_read(rng, e, i, f, forms)
+        return f"(long)({read} * {k})" if FIELD_TYPES[ctypes[names.index(f)]][0] == \
+            "float64" else f"(long){read} * {k}"
+
+    op = rng.choice(["sum", "max"])
+    start = "0" if op == "sum" else "-9223372036854775807L - 1"
+    fold = "s += v;" if op == "sum" else "if (v > s) s = v;"
+    comb = "x + y" if op == "sum" else "x > y ? x : y"
+    inputs: dict[str, Any] = {}
+    if shape == "walk":
+        t = rng.randint(1, 3)
+        leaf = " + ".join(term("e", "i", f, rng.randint(-3, 4)) for f in
+                          rng.sample(names, rng.randint(1, nf)))
+        param = rng.choice([f"const {struct} *e", f"{struct} *e", f"{struct} e[]"])
+        right = rng.choice(["e + h", "&e[h]", "h + e"])
+        forms += [param.replace(struct, "S"), right]
+        task = f'''long f({param}, int n, int d) {{
+    if (n <= {t}) {{
+        long s = {start};
+        for (int i = 0; i < n; i++) {{
+            long v = {leaf} + d;
+            {fold}
+        }}
+        return s;
+    }}
+    int h = n / 2;
+    long x = cilk_spawn f(e, h, d + 1);
+    long y = cilk_spawn f({right}, n - h, d + 1);
+    cilk_sync;
+    return {comb};
+}}
+'''
+        call, args_c = "f(items, N, 0)", (n, 0)
+    elif shape == "knap":
+        v, w = names[0], names[1]
+        cap = rng.randint(5, 60)
+        param = rng.choice([f"const {struct} *e", f"{struct} *e", f"{struct} e[]"])
+        child = rng.choice(["e + 1", "&e[1]", "1 + e"])
+        wr, vr = _field_read(rng, "e", None, w, forms), _field_read(rng, "e", None, v, forms)
+        forms += [param.replace(struct, "S"), child]
+        if nf > 2:
+            vr = f"{vr} + {term('e', None, names[2], rng.randint(-2, 2))}"
+        task = f'''long f({param}, int n, long c, long v) {{
+    if (n == 0) return v;
+    if ((long){wr} > c) return f({child}, n - 1, c, v);
+    long without = cilk_spawn f({child}, n - 1, c, v);
+    long with = cilk_spawn f({child}, n - 1, c - {wr}, v + {vr});
+    cilk_sync;
+    return with > without ? with : without;
+}}
+'''
+        call, args_c = f"f(items, N, {cap}, 0)", (n, cap, 0)
+    else:
+        leaf = " + ".join(term("items", "i", f, rng.randint(-3, 4)) for f in
+                          rng.sample(names, rng.randint(1, nf)))
+        static = rng.choice(["static ", ""])
+        task = f'''{static}{struct} *items;
+
+long f(int lo, int hi) {{
+    if (hi - lo <= 2) {{
+        long s = {start};
+        for (int i = lo; i < hi; i++) {{
+            long v = {leaf};
+            {fold}
+        }}
+        return s;
+    }}
+    int m = lo + (hi - lo) / 2;
+    long x = cilk_spawn f(lo, m);
+    long y = f(m, hi);
+    cilk_sync;
+    return {comb};
+}}
+'''
+        call, args_c = "f(0, N)", (0, n)
+    inits = ", ".join("{" + ", ".join(f".{f} = {data[f][i]!r}" for f in names) + "}"
+                      for i in range(n))
+    own = "items = arr;\n    " if shape == "global" else f"{struct} *items = arr;\n    "
+    c = f'''#include <cilk/cilk.h>
+#include <stdint.h>
+#include <stdio.h>
+
+{decl}
+{task}
+int main(void) {{
+    enum {{ N = {n} }};
+    {struct} arr[{n}] = {{{inits}}};
+    {own}printf("%ld\\n", {call});
+    return 0;
+}}
+'''
+    # the caller's arrays: a structured array (fields in another order, sometimes an
+    # extra field) or a dict of one array per field
+    dtypes = [(f, FIELD_TYPES[t][0]) for t, f in zip(ctypes, names)]
+    if rng.random() < 0.6:
+        order = rng.sample(dtypes, len(dtypes)) + ([("extra", "int8")] if rng.random() < 0.4
+                                                   else [])
+        arr = np.zeros(n, dtype=order)
+        for f, _ in dtypes:
+            arr[f] = data[f]
+        value: Any = arr
+    else:
+        value = {f: np.array(data[f], dtype=dt) for f, dt in dtypes}
+    if shape == "global":
+        inputs = {"items": value}
+        args: tuple[Any, ...] = args_c
+    else:
+        args = (value, *args_c)
+    return StructProgram(seed, shape, c, args, inputs, forms)

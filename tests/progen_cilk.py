@@ -299,3 +299,113 @@ def _task(d: st.DrawFn, name: str, shape: str, atype: str, spawn_kw: str, sync_k
         lines.append(f"    {sync_kw};")
     lines.append("}")
     return lines, result, fan
+
+
+# ---------------------------------------------------------------------- out-parameters
+@dataclass
+class OutParamFile:
+    """Tasks returning their result through an out-parameter (``source``), the same
+    tasks returning it (``twin``), a main for gcc's elision of ``source`` printing
+    every call's result, and the calls (task, root arguments without the pointer)."""
+
+    source: str
+    twin: str
+    main: str
+    calls: list[tuple[str, tuple[int, ...]]]
+    cilk5: bool = False
+
+
+OUT_SHAPES = ["pair", "weighted", "max", "min", "indexed", "counter", "accumulate"]
+
+
+@st.composite
+def outparam_files(draw: st.DrawFn, n_tasks: int = 2) -> OutParamFile:
+    """A file of ``n_tasks`` out-parameter tasks ``gK(int d, int a, T *res)`` in the
+    shapes people write (fib's ``cilk_spawn f(.., &x); f(.., &y)``; weighted sums;
+    max/min with a local term; BOTS's array filled by the loop index, 0 where pruned;
+    Cilk-5's ``&counts[k++]``; ``*res = e0`` then ``*res += ...``), base cases by early
+    return or if/else, ``*res`` or ``res[0]``, sometimes in MIT Cilk-5 spelling."""
+    d = draw
+    cilk5 = d(st.integers(0, 3)) == 0
+    sp, sy = ("spawn", "sync") if cilk5 else ("cilk_spawn", "cilk_sync")
+    head = ["#include <stdint.h>", "#define W 3", ""]
+    if not cilk5:
+        head.insert(0, "#include <cilk/cilk.h>")
+    out, twin, protos = list(head), list(head), []
+    calls: list[tuple[str, tuple[int, ...]]] = []
+    for k in range(n_tasks):
+        name = f"g{k}"
+        shape = d(st.sampled_from(OUT_SHAPES))
+        ty = d(st.sampled_from(["int", "long", "int64_t"] if shape in ("max", "min")
+                               else ["int", "long", "int64_t", "unsigned", "uint32_t"]))
+        star = d(st.sampled_from(["*res", "res[0]"]))
+        ifelse = d(st.booleans())
+        leaf = d(st.sampled_from(["a & 7", "d + a % 5", "1", "(a ^ d) & 3"]))
+        local = d(st.sampled_from(["(a & 3)", "d", "1", "(d * a) % 4"]))
+        kw = "cilk " if cilk5 else ""
+        o = [f"{kw}void {name}(int d, int a, {ty} *res) {{"]
+        t = [f"{kw}{ty} {name}(int d, int a) {{"]
+        if shape in ("pair", "weighted", "max", "min", "accumulate"):
+            second_plain = not cilk5 and d(st.booleans())
+            s2 = "" if second_plain else f"{sp} "
+            body_o = [f"{ty} x, y;", f"{sp} {name}(d - 1, a + 1, &x);",
+                      f"{s2}{name}(d - 2, a ^ d, &y);", f"{sy};"]
+            body_t = [f"{ty} x, y;", f"x = {sp} {name}(d - 1, a + 1);",
+                      f"y = {s2}{name}(d - 2, a ^ d);", f"{sy};"]
+            if shape == "pair":
+                comb = "x + y"
+            elif shape == "weighted":
+                comb = f"{d(st.sampled_from(['2 * x', 'x * 3', 'x']))} + y + {local}"
+            elif shape in ("max", "min"):
+                op = ">" if shape == "max" else "<"
+                comb = f"{local} + (x {op} y ? x : y)"
+            if shape == "accumulate":
+                body_o += [f"{star} = {local};", f"{star} += x;", f"{star} += y;"]
+                body_t += [f"return {local} + x + y;"]
+            else:
+                body_o.append(f"{star} = {comb};")
+                body_t.append(f"return {comb};")
+            dmax = 11
+        else:
+            cond = d(st.sampled_from(["(a + i) % 3 != 0", "i <= d % W", "i != 1"]))
+            if shape == "indexed":
+                body_o = [f"{ty} part[W];", "int i;", "for (i = 0; i < W; i++) {",
+                          f"  if ({cond}) {sp} {name}(d - 1, a + i, &part[i]);",
+                          "  else part[i] = 0;", "}", f"{sy};", f"{star} = {local};",
+                          "for (i = 0; i < W; i++)", f"  {star} += part[i];"]
+                body_t = [f"{ty} part[W];", "int i;", "for (i = 0; i < W; i++) {",
+                          f"  if ({cond}) part[i] = {sp} {name}(d - 1, a + i);",
+                          "  else part[i] = 0;", "}", f"{sy};", f"{ty} s = {local};",
+                          "for (i = 0; i < W; i++)", "  s += part[i];", "return s;"]
+            else:  # counter
+                body_o = [f"{ty} part[W];", "int k = 0;", "for (int i = 0; i < W; i++)",
+                          f"  if ({cond}) {sp} {name}(d - 1, a + i, &part[k++]);",
+                          f"{sy};", f"{star} = {local};", "for (int j = 0; j < k; j++)",
+                          f"  {star} += part[j];"]
+                body_t = [f"{ty} part[W];", "int k = 0;", f"{ty} s = {local};",
+                          "for (int i = 0; i < W; i++)",
+                          f"  if ({cond}) part[k++] = {sp} {name}(d - 1, a + i);",
+                          f"{sy};", "for (int j = 0; j < k; j++)", "  s += part[j];",
+                          "return s;"]
+            dmax = 6
+        if ifelse:
+            o += ["  if (d < 2)", f"    {star} = {leaf};", "  else {",
+                  *[f"    {x}" for x in body_o], "  }", "}"]
+            t += ["  if (d < 2)", f"    return {leaf};", "  else {",
+                  *[f"    {x}" for x in body_t], "  }", "}"]
+        else:
+            o += [f"  if (d < 2) {{ {star} = {leaf}; return; }}",
+                  *[f"  {x}" for x in body_o], "}"]
+            t += [f"  if (d < 2) return {leaf};", *[f"  {x}" for x in body_t], "}"]
+        out += [*o, ""]
+        twin += [*t, ""]
+        protos.append(f"void {name}(int d, int a, {ty} *res);")
+        for _ in range(d(st.integers(1, 2))):
+            calls.append((name, (d(st.integers(0, dmax)), d(st.integers(0, 50)))))
+        protos[-1] += f" /* {ty} */"
+    main = ["#include <stdio.h>", "#include <stdint.h>", *protos, "int main(void) {"]
+    for name, (dd, aa) in calls:
+        ty = next(p for p in protos if f" {name}(" in p).split("/* ")[1][:-3]
+        main += [f"  {{ {ty} r; {name}({dd}, {aa}, &r); printf(\"%lld\\n\", (long long)r); }}"]
+    main += ["  return 0;", "}", ""]
+    return OutParamFile("\n".join(out), "\n".join(twin), "\n".join(main), calls, cilk5)

@@ -280,9 +280,18 @@ PY_REJECTIONS = [
     ("value", "def f(a: list[int], n: int):\n    if n <= 0:\n        reduce(acc, a)\n"
      "    else:\n        spawn(f, a, n - 1)\n",
      "'a' is an array parameter: index it", 3, 21),
-    ("other_array", "def f(a: list[int], n: int):\n    if n <= 0:\n        reduce(acc, 0)\n"
-     "    else:\n        spawn(f, [1, 2], n - 1)\n",
-     "argument 1 of f is the array parameter 'a'", 5, 18),
+    ("unbounded_private_list", "def f(a: list[int], n: int):\n    if n <= 0:\n"
+     "        reduce(acc, 0)\n    else:\n        spawn(f, [1, 2], n - 1)\n",
+     "cannot bound the length of the task-private list 'a'", 2, 8),
+    ("private_bound_changes", "def f(a: list[int], n: int):\n    if len(a) == n:\n"
+     "        reduce(acc, 0)\n    else:\n        spawn(f, a + [1], n - 1)\n",
+     "bounded by 'n', which is neither a constant nor a parameter every spawn", 2, 18),
+    ("private_written", "def f(a: list[int], n: int):\n    if len(a) == n:\n"
+     "        reduce(acc, 0)\n    else:\n        a[0] = 1\n        spawn(f, a + [1], n)\n",
+     "'a' is a list this function was given; it cannot write it", 5, 9),
+    ("private_reassigned", "def f(a: list[int], n: int):\n    if len(a) == n:\n"
+     "        reduce(acc, 0)\n    else:\n        a = a + [2]\n        spawn(f, a + [1], n)\n",
+     "'a' is the list this task was given; build a new list for a child", 5, 9),
     ("step", "def f(a: list[int], n: int):\n    if n <= 0:\n        reduce(acc, 0)\n"
      "    else:\n        spawn(f, a[::2], n - 1)\n",
      "a slice with a step cannot be passed on", 5, 22),

@@ -22,6 +22,7 @@ from revec.emit.cexpr import (
     literal,
 )
 from revec.emit.names import var
+from revec.emit.pyexpr import param_boards
 from revec.emit.writer import at, resolve
 from revec.errors import RevecError
 from revec.lib import LIBRARY
@@ -105,6 +106,11 @@ class CModuleGen:
                 out.append(f"static const {ctype(ir.Ty(a.dtype))} *a_{name};")
         for r in self.bp.reducers:
             out.append(f"static RV_TLS {ctype(ir.Ty(r.dtype))} acc_{r.name};")
+        for b in self.plan.bounds:
+            # a bound's value published by the workers (atomic max / min), read at the
+            # start of every block
+            r = self.program.reducers[b]
+            out.append(f"static {ctype(ir.Ty(r.dtype))} bg_{b};")
         for lib in self.program.libs:
             src = LIBRARY[lib].c_source
             if not src.strip():
@@ -115,6 +121,7 @@ class CModuleGen:
         out.append(self.kernel())
         out.append(c_driver.driver_source(self))
         out.append(c_driver.entry_source(self))
+        self.expr.bound_prefix = "acc_"  # the plain recursive C reads the current value
         out.append(self.seq())
         out.append(c_driver.omp_source(self))
         out.append(c_driver.entries_source())
@@ -141,7 +148,15 @@ class CModuleGen:
 
     def helper(self, h: ir.HelperDef) -> str:
         self.current_helper = h
-        body = CStmts(self, "helper").block(h.body, "    ")
+        boards = param_boards(h.params, h.body)
+        types = {p.name: p.ty for p in h.params}
+        self.expr.picks = {key: f"rv_board{i}" for i, key in enumerate(boards)}
+        try:
+            body = CStmts(self, "helper").block(h.body, "    ")
+        finally:
+            self.expr.picks = {}
+        body = [f"    const {ctype(types[key[0]])} rv_board{i}[{len(key)}] = "
+                f"{{{', '.join(var(k) for k in key)}}};" for i, key in enumerate(boards)] + body
         params = self.params_decl(h.params, read_names(h, body))
         if len(h.result_tys) > 1:
             params += [f"{ctype(t)} *_out{i}" for i, t in enumerate(h.result_tys)]
@@ -227,6 +242,14 @@ class CModuleGen:
         L += self.locals_decl(t.locals, "    ")
         L += [f"    {ctype(ir.Ty(r.dtype))} la_{r.name} = acc_{r.name};"
               for r in self.bp.reducers]
+        for b in plan.bounds:
+            # the bound as the block starts: the better of this worker's accumulator and
+            # the value the workers published
+            t_ = ctype(ir.Ty(self.program.reducers[b].dtype))
+            better = ">" if self.program.reducers[b].op == "max" else "<"
+            L += [f"    {{ {t_} _bg; __atomic_load(&bg_{b}, &_bg, __ATOMIC_RELAXED); "
+                  f"if (_bg {better} la_{b}) la_{b} = _bg; }}",
+                  f"    const {t_} bd_{b} = la_{b};"]
         L += [f"    {ctype(p.ty)} *{restrict} p_{p.name} = c_{p.name};" for p in f]
         L += [f"    {ctype(p.ty)} *restrict bp_{p.name} = b_{p.name};" for p in f
               if p.name in base_used]
@@ -263,8 +286,21 @@ class CModuleGen:
                 return self.loop.emit_iterate()
             case kp.StoreReducers():
                 return [f"    acc_{r} = la_{r};" for r in step.reducers] + [
+                    line for b in self.plan.bounds for line in self.publish(b)] + [
                     "    *kused_out = kused;", "    return nb;", "}"]
         raise AssertionError(f"unhandled plan step {step.kind}")
+
+    def publish(self, b: str) -> list[str]:
+        """Publish the bound ``b`` if this block improved it: an atomic max (min) of the
+        shared value, a compare-and-swap loop (any type: gcc's generic atomics)."""
+        r = self.program.reducers[b]
+        better = ">" if r.op == "max" else "<"
+        return [f"    if (la_{b} {better} bd_{b}) {{",
+                f"        {ctype(ir.Ty(r.dtype))} _bo; "
+                f"__atomic_load(&bg_{b}, &_bo, __ATOMIC_RELAXED);",
+                f"        while (la_{b} {better} _bo && !__atomic_compare_exchange(&bg_{b}, &_bo, "
+                f"&la_{b}, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {{}}",
+                "    }"]
 
     def split(self, step: kp.Split) -> list[str]:
         f = self.bp.columns

@@ -210,6 +210,9 @@ def entry_source(gen: DriverGen) -> str:
     for i, p in enumerate(gen.bp.fields):
         if p.name in gen.bp.invariant:
             L.append(f"    memcpy(&u_{p.name}, root + {8 * i}, sizeof(u_{p.name}));")
+    # a bound's published value starts at its accumulator's (before the workers start)
+    L += [f"    memcpy(&bg_{r.name}, accs + {8 * i}, sizeof(bg_{r.name}));"
+          for i, r in enumerate(gen.bp.reducers) if r.bound]
     L += ["    int rc = rv_drive(&rv_this, root, cols, n, depth, stop_at, B, R, P, accs,",
           "                      lv_out, nlv, st_out, max_bytes, workers, wst_out);",
           f"    for (int c = 0; c < {ncols}; c++) front_cols[c] = rv_front_cols[c];",

@@ -117,13 +117,20 @@ class CTask:
 
     def run_raw(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
                 workers: int = 1, frames: list[np.ndarray] | None = None, depth: int = 0,
-                stop_at: int = 0, count: int = 0) -> RawRun:
+                stop_at: int = 0, count: int = 0, bounds_from: np.ndarray | None = None
+                ) -> RawRun:
         """The run's accumulators and statistics arrays, unconverted.  ``frames``: start
         from these thread frames (one array per column of :attr:`columns`, all at tree
         level ``depth``, ``count`` of them) instead of the root; ``stop_at``: stop once the first bfs block
-        holds that many threads and return it as :attr:`RawRun.frontier`."""
+        holds that many threads and return it as :attr:`RawRun.frontier`; ``bounds_from``:
+        accumulators whose bounds (``ir.ReducerDecl.bound``) this run starts from."""
         ffi = self.ffi
-        accs, _ = self._accs()
+        accs, reducers = self._accs()
+        if bounds_from is not None:
+            # a chunk of a Dask run: its bounds start where the frontier's were
+            for i, r in enumerate(reducers):
+                if r.bound:
+                    accs[8 * i: 8 * i + 8] = bounds_from[8 * i: 8 * i + 8]
         lv_out = ffi.new("double **")
         nlv = ffi.new("int64_t *")
         st = np.zeros(12, np.int64)

@@ -30,7 +30,7 @@ import numpy as np
 from revec import ir
 from revec.backends.numba_lanes import LaneSpawnsEmitter
 from revec.emit.names import var
-from revec.emit.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, zero_of
+from revec.emit.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, param_boards, zero_of
 from revec.emit.writer import resolve
 from revec.runtime.compaction import numba_vector
 from revec.transforms import kernel_plan as kp
@@ -158,6 +158,10 @@ def column(k: int | str, ty: ir.Ty | None = None) -> str:
     return f"column_ptr(cols, {k}, {np_type(ty, '') if ty else 'uint8'})"
 
 
+# the item of a kernel's int arrays (``ints``) holding the bounds' shared cells
+BOUND_CELLS = 6
+
+
 def arr(name: str) -> str:
     return f"a_{name}"
 
@@ -274,6 +278,9 @@ class NumbaModuleGen:
                 out.append(f"# {name}: a module-level array is a constant to numba\n"
                            f"A_{name} = np.array({a.reshape(-1).tolist()!r}, "
                            f"{np_type(ir.Ty(a.dtype), '')}).reshape({tuple(a.shape)})\n")
+        if self.plan.bounds:
+            out.append("# the bounds' shared cells: atomic loads and compare-and-swaps\n"
+                       "from revec.runtime.numba_workers import atomic_cas, atomic_load\n")
         for lib in self.program.libs:
             out.append(f"from revec.lib import LIBRARY as _LIBRARY\n"
                        f"lib_{lib} = _LIBRARY[{lib!r}].numba\n")
@@ -289,8 +296,15 @@ class NumbaModuleGen:
         lines = [JIT, f"def h_{h.name}({', '.join(params)}):"]
         for name, ty in sorted(h.locals.items()):
             lines.append(f"    {var(name)} = {zero_of(ty, '')}")
-        stm = StmtEmitter(self.expr, var, in_task=False, positions=True)
-        lines += stm.block(h.body, "    ", 0)
+        boards = param_boards(h.params, h.body)
+        for i, key in enumerate(boards):  # a board given to the helper, indexed by reads
+            lines.append(f"    rv_board{i} = ({', '.join(var(k) for k in key)},)")
+        self.expr.picks = {key: f"rv_board{i}" for i, key in enumerate(boards)}
+        try:
+            stm = StmtEmitter(self.expr, var, in_task=False, positions=True)
+            lines += stm.block(h.body, "    ", 0)
+        finally:
+            self.expr.picks = {}
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ scheduler
@@ -322,6 +336,17 @@ class NumbaModuleGen:
             w(f"    {arr(name)} = {view}")
         for i, r in enumerate(red):
             w(f"    acc_{r.name} = ld_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype), '')})")
+        if self.plan.bounds:
+            # the bounds as the block starts: the better of this worker's accumulator and
+            # the value the workers published (int64 cells, ints[BOUND_CELLS], atomics)
+            w(f"    bcell = ints[{BOUND_CELLS}]")
+        for k, b in enumerate(self.plan.bounds):
+            r = self.program.reducers[b]
+            better = ">" if r.op == "max" else "<"
+            w(f"    _bv = {self.bound_decode(r, f'atomic_load(bcell, {k})')}")
+            w(f"    if _bv {better} acc_{b}:")
+            w(f"        acc_{b} = _bv")
+            w(f"    bd_{b} = acc_{b}")
         # the driver's int arrays through borrowed pointers (numba_access): a list item
         # is an out-of-line call and two atomic reference-count operations per block
         w("    kcnt = column_ptr(ints, 0, int64)")
@@ -508,7 +533,32 @@ class NumbaModuleGen:
         """The reducers' accumulators stored back, the block's leaves and spawn count."""
         L = [f"    st_at(accs, {8 * i}, {np_type(ir.Ty(r.dtype), '')}, acc_{r.name})"
              for i, r in enumerate(self.bp.reducers)]
+        for k, b in enumerate(self.plan.bounds):
+            # publish an improved bound: an atomic max (min) by compare-and-swap
+            r = self.program.reducers[b]
+            better = ">" if r.op == "max" else "<"
+            L += [f"    if acc_{b} {better} bd_{b}:",
+                  f"        _bo = atomic_load(bcell, {k})",
+                  f"        while acc_{b} {better} {self.bound_decode(r, '_bo')}:",
+                  f"            if atomic_cas(bcell, {k}, _bo, {self.bound_encode(r, f'acc_{b}')}):",
+                  "                break",
+                  f"            _bo = atomic_load(bcell, {k})"]
         return L + ["    return nb, kused"]
+
+    @staticmethod
+    def bound_decode(r: ir.ReducerDecl, cell: str) -> str:
+        """The bound ``r``'s value from its int64 cell's bits ``cell``."""
+        t = np_type(ir.Ty(r.dtype), "")
+        if r.dtype.kind == "f":
+            return f"{t}(np.int64({cell}).view(np.float64))"
+        return f"{t}({cell})"
+
+    @staticmethod
+    def bound_encode(r: ir.ReducerDecl, value: str) -> str:
+        """The int64 cell bits of the bound ``r``'s value ``value``."""
+        if r.dtype.kind == "f":
+            return f"np.float64({value}).view(np.int64)"
+        return f"int64({value})"
 
     def loop_prefix(self, step: kp.LoopPrefix) -> list[str]:
         """The inductive case of a :class:`SpawnLoop`, iterations in lock step.

@@ -29,11 +29,11 @@ from revec import ir
 from revec.backends.gc_pause import gc_paused
 from revec.backends.numba_codegen import generate_numba_module
 from revec.files import write_atomic
-from revec.frontend.outputs import raw_buffer
+from revec.frontend.buffers import raw_buffer
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
-from revec.runtime.workers import acc_values, init_accs, merge_accs, run_stats
+from revec.runtime.workers import acc_slot, acc_values, init_accs, merge_accs, run_stats
 from revec.toolchain.cache_check import NO_RECORD, mismatch, warn_once, write_sums
 from revec.toolchain.cbuild import file_lock
 from revec.transforms.kernel_plan import build_plan
@@ -269,7 +269,7 @@ class NumbaTask:
         flags = np.array([max_memory, 0, 0], np.int64)  # budget, over-budget flag, worker
         ints = ints_list([np.zeros(max(self.static_k, 4), np.int64), flags,
                           np.zeros(1, np.int64), self._meta(), interrupt.flag(),
-                          self.scratch_bytes])
+                          self.scratch_bytes, *self._bound_cells(accs)])
         interrupt.clear()
         t0 = time.perf_counter()
         try:
@@ -308,6 +308,22 @@ class NumbaTask:
                                     for g, r in zip(lv[:, S.L_GROWTH], returns)],
         )
         return values, stats
+
+    def _bound_cells(self, accs: np.ndarray) -> list[np.ndarray]:
+        """The bounds' shared cells (``ints[BOUND_CELLS]``, none without bounds): one
+        int64 per bound holding its value's bits (an integer widened to int64, a float
+        as float64), starting at its accumulator's value."""
+        if not self.plan.bounds:
+            return []
+        reducers = list(self.program.reducers.values())
+        cells = _own_lines(len(self.plan.bounds), np.int64)
+        for k, b in enumerate(self.plan.bounds):
+            i = next(j for j, r in enumerate(reducers) if r.name == b)
+            value = acc_slot(accs, i, reducers[i])
+            wide = value.astype(np.float64) if value.dtype.kind == "f" else value
+            cells[k] = wide.astype(np.int64)[0] if value.dtype.kind != "f" else \
+                wide.view(np.int64)[0]
+        return [cells]
 
     def _meta(self, meta: np.ndarray | None = None) -> np.ndarray:
         """A kernel call's meta slots (numba_support.M_*), with the plan's child-block
@@ -358,9 +374,10 @@ class NumbaTask:
         # accumulators) on cache lines of their own: adjacent allocations shared a line
         # between workers (false sharing)
         flags = [np.array([max_memory, 0, w], np.int64) for w in range(workers)]
+        cells = self._bound_cells(states[0][1])  # one shared cell per bound
         ints = [ints_list([_own_lines(max(self.static_k, 4), np.int64), flags[w], used,
                            self._meta(_own_lines(8, np.int64)), interrupt.flag(),
-                           self.scratch_bytes])
+                           self.scratch_bytes, *cells])
                 for w in range(workers)]
         # each worker its own list of the constant arrays: a kernel takes list items,
         # and the reference counts of one shared list's items would be written by every

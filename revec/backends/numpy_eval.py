@@ -137,6 +137,9 @@ class Evaluator:
 
     def __init__(self, program: ir.Program) -> None:
         self.program = program
+        # the bounds' values as the current block started (ir.BoundRead), set by the
+        # kernel at every block
+        self.bounds: dict[str, np.generic] = {}
 
     def expr(self, e: ir.Expr, lanes: Lanes) -> Values:
         out = self._expr(e, lanes)
@@ -153,6 +156,8 @@ class Evaluator:
                 return constant(v, dt, n)
             case ir.Var(name=name):
                 return lanes.var(name)
+            case ir.BoundRead(reducer=r):
+                return constant(self.bounds[r].item(), dt, n)
             case ir.Cast(operand=x):
                 return cast(self.expr(x, lanes), dt)
             case ir.BinOp(op=op, left=a, right=b):
@@ -184,6 +189,10 @@ class Evaluator:
                 if not cond.all():
                     out[~cond] = cast(self.expr(b, lanes.subset(~cond)), dt)
                 return out
+            case ir.Pick(index=i, elements=els):
+                index = np.asarray(self.expr(i, lanes)).astype(np.int64)
+                stacked = np.stack([np.broadcast_to(self.expr(x, lanes), (n,)) for x in els])
+                return cast(stacked[index, np.arange(n)], dt)
             case ir.ArrayRef(array=name, indices=idx):
                 table = self.program.arrays[name]
                 # NumPy's fancy indexing counts negative indices from the end, as Python

@@ -183,6 +183,8 @@ class Kernel:
         store-reducers step stores."""
         run = BlockRun(block, dict(self.invariant), dict(accs),
                        ChildBlocks(self.varying, self.plan.uniform))
+        # a bound reads its value at block start (one worker: the accumulator)
+        self.ev.bounds = {name: accs[name] for name in self.plan.bounds}
         for step in self.plan.steps:
             self.step(step, run, accs)
         return BlockResult(run.leaves, run.children.blocks())

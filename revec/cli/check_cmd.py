@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from revec import ir
 from revec.frontend import load_program
+from revec.frontend.inputs import global_inputs
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -16,17 +18,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     program = load_program(args.file)
     for t in program.tasks.values():
-        params = ", ".join(f"{p.name}: {p.ty}" for p in t.user_params)
+        shown = [f"{p.name}: {p.ty}" for p in t.user_params]
+        for ap in sorted(t.arrays, key=lambda a: a.position):
+            decls = [program.inputs[k] for k in ap.keys]
+            shown.insert(ap.position, f"{ap.name}: {_elements(decls)}")
+        params = ", ".join(shown)
         bound = "data-dependent" if t.max_spawns is None else str(t.max_spawns)
         returns = ""
         if t.result is not None:
             decl = program.reducers[t.result]
             how = "sum" if decl.op == "sum" else f"{decl.op} over path sums"
-            derived = [p.name for p in t.params if p.hidden]
+            views = {f for ap in t.arrays for f in (ap.offset, ap.end)}
+            derived = [p.name for p in t.params if p.hidden and p.name not in views]
             returns = (f" -> {decl.dtype.name} (derived: a {how} reducer"
                        + (f", frame field {derived[0]}" if derived else "") + ")")
         print(f"{args.file}: task {t.name}({params}){returns}: ok (spawns per task: {bound})")
     for r in program.reducers.values():
         if not r.hidden:
             print(f"{args.file}: reducer {r.name}: {r.dtype.name} {r.op}")
+        elif r.bound:
+            how = "raised (max)" if r.op == "max" else "lowered (min)"
+            start = "" if r.start is None else f", starting at {r.start}"
+            print(f"{args.file}: bound {r.name}: {r.dtype.name}, {how}{start}, read to prune "
+                  "as at block start; the answer equals the serial program's if pruning is "
+                  "sound (a pruned subtree never beats the final answer)")
+    for name, decls in global_inputs(program).items():
+        print(f"{args.file}: input {name}: {_elements(decls)} (a file-scope pointer the "
+              f"caller supplies: inputs={{'{name}': ...}}, --input {name}=FILE)")
     return 0
+
+
+def _elements(decls: list[ir.InputDecl]) -> str:
+    """An input's type: ``int32[]``, ``{value: int32, weight: int32}[]`` (structs)."""
+    if decls[0].field is None:
+        return f"{decls[0].dtype.name}{'[]' * decls[0].ndim}"
+    return "{" + ", ".join(f"{d.field}: {d.dtype.name}" for d in decls) + "}[]"

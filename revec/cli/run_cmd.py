@@ -34,7 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("args", nargs="*",
                    help="root arguments (defaults fill the rest); an array parameter's "
                    "argument is a file: a .npy file, or a text file of whitespace-separated "
-                   "numbers, one row per line (several columns: a 2-D array)")
+                   "numbers, one row per line (several columns: a 2-D array); a C array "
+                   "of structs: a .npy structured array with the struct's fields, or a "
+                   "text file with one row per struct and one column per field in "
+                   "declaration order")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE",
+                   help="the array of a C file-scope pointer that main fills (static int "
+                   "*matrix;), as a file like an array argument's (repeatable)")
     p.add_argument("--variant", choices=VARIANTS, default="reexp")
     p.add_argument("--backend", choices=registry.choices(), default=None,
                    help="auto (default): C when a working C compiler is found, else numba; "
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         raise RevecError("--workers must be at least 1")
     if args.dask_local == 0:
         raise RevecError("--dask-local must be at least 1")
+    inputs = _inputs(args.input)
     if args.variant != "seq":
         _compile(args)
     max_memory = None if args.max_memory is None else parse_size(args.max_memory)
@@ -106,14 +113,14 @@ def run(args: argparse.Namespace) -> int:
                           reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
                           max_memory=max_memory, workers=args.workers,
                           scheduler=args.scheduler, local=args.dask_local,
-                          progress=not args.json)
+                          progress=not args.json, inputs=inputs)
     else:
         result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
                              backend=args.backend or "auto", block_size=args.block_size,
                              reexp_threshold=args.reexp_threshold,
                              simd_width=args.simd_width, max_memory=max_memory,
                              compaction=args.compaction, workers=args.workers,
-                             check_outputs=args.check_outputs)
+                             inputs=inputs, check_outputs=args.check_outputs)
     for name, path in files.items():
         write_output(path, result.outputs[name])
     # only the reducers this task folds into (a file may hold other tasks' reducers)
@@ -149,6 +156,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"tasks {s.tasks}  leaves {s.leaves}  levels {s.levels}  blocks {s.blocks}")
     print(f"SIMD utilization {s.utilization:.4f}  re-expansions {s.reexpansions}  "
           f"peak live frames {s.peak_live}  time {s.seconds:.4f} s")
+    if s.pruned is not None:
+        print(f"pruned tasks {s.pruned} (a pruning condition held; the bound read at "
+              "block start)")
     if s.per_worker:
         print(f"workers {s.workers}:")
         for i, w in enumerate(s.per_worker):
@@ -198,6 +208,20 @@ def write_output(path: str, arr: np.ndarray) -> None:
     write_atomic(path, text.getvalue())
 
 
+def _inputs(specs: list[str]) -> dict[str, str]:
+    """``--input NAME=FILE`` options: name -> file."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, eq, file = spec.partition("=")
+        if not eq or not name.strip() or not file:
+            raise RevecError(f"--input {spec}: expected NAME=FILE (e.g. --input "
+                             "matrix=matrix.npy)")
+        if name.strip() in out:
+            raise RevecError(f"--input {name.strip()} is given twice")
+        out[name.strip()] = file
+    return out
+
+
 def task_reducers(task: ir.TaskDef) -> set[str]:
     """The reducers a task's statements reduce into."""
     return {n.reducer for n in ir.walk_nodes(list(vars(task).values()))
@@ -209,8 +233,8 @@ def _compile(args: argparse.Namespace) -> None:
     from revec.api import compiled_task, get_program
 
     program = get_program(args.file)
-    if args.task not in program.tasks or program.tasks[args.task].arrays:
-        return  # run_program names the tasks; a task's array inputs are bound first
+    if args.task not in program.tasks or program.tasks[args.task].arrays or program.inputs:
+        return  # run_program names the tasks; a program's array inputs are bound first
     backend = resolve_backend(args.backend or "auto")
     with announce_slow(f"compiling {args.file} task {args.task} for the {backend} back end "
                        "(once; later runs load it from the cache) ..."):

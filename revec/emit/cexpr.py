@@ -72,9 +72,17 @@ class CExprEmitter:
         self.array_ref = array_ref
         self.helper_call = helper_call
         self.lib_call = lib_call
+        # a bound's value at block start (ir.BoundRead): the kernel's bd_<r>; the plain
+        # recursive C reads the worker's accumulator acc_<r>
+        self.bound_prefix = "bd_"
+        # boards held in a named C array (a helper's board parameters, copied once at
+        # its entry): the elements' names -> the array
+        self.picks: dict[tuple[str, ...], str] = {}
 
     def __call__(self, e: ir.Expr) -> str:
         match e:
+            case ir.BoundRead(reducer=r):
+                return f"{self.bound_prefix}{r}"
             case ir.Const(value=v, ty=ty):
                 return literal(v, ty)
             case ir.Var(name=name):
@@ -113,6 +121,13 @@ class CExprEmitter:
                 return f"({self(c)} ? {self(a)} : {self(b)})"
             case ir.ArrayRef(array=name, indices=idx):
                 return self.array_ref(name, [self(i) for i in idx])
+            case ir.Pick(index=i, elements=els, ty=ty):
+                named = self.picks.get(tuple(x.name for x in els))
+                if named is not None:
+                    return f"{named}[{self(i)}]"
+                # an indexed load from the elements (a compound literal: no select chain)
+                return (f"(({ctype(ty)}[{len(els)}]){{{', '.join(self(x) for x in els)}}})"
+                        f"[{self(i)}]")
             case ir.Call(func=f, args=args):
                 return self.helper_call(f, [self(a) for a in args])
             case ir.LibCall(func=f, args=args):

@@ -76,9 +76,16 @@ class ExprEmitter:
         self.array = array
         self.helper_call = helper_call
         self.lib_call = lib_call
+        # boards held in a named tuple (a helper's board parameters, built once at its
+        # entry): the elements' names -> the tuple
+        self.picks: dict[tuple[str, ...], str] = {}
+        # a bound's value at block start (ir.BoundRead): the kernel's bd_<r>
+        self.bound: Callable[[str], str] = lambda r: f"bd_{r}"
 
     def __call__(self, e: ir.Expr) -> str:
         match e:
+            case ir.BoundRead(reducer=r):
+                return self.bound(r)
             case ir.Const(value=v, ty=ty):
                 return literal(v, ty, self.ns)
             case ir.Var(name=name):
@@ -116,6 +123,12 @@ class ExprEmitter:
                 return f"({self(a)} if {self(c)} else {self(b)})"
             case ir.ArrayRef(array=name, indices=idx):
                 return f"{self.array(name)}[{', '.join(self(i) for i in idx)}]"
+            case ir.Pick(index=i, elements=els):
+                named = self.picks.get(tuple(x.name for x in els))
+                if named is not None:
+                    return f"{named}[{self(i)}]"
+                # a tuple of one type: numba indexes it at run time without a heap array
+                return f"({', '.join(self(x) for x in els)},)[{self(i)}]"
             case ir.Call(func=f, args=args):
                 return self.helper_call(f, [self(a) for a in args])
             case ir.LibCall(func=f, args=args):
@@ -228,3 +241,17 @@ def zero_of(ty: ir.Ty, ns: str = "np.") -> str:
     if ty.weak:
         return "0.0" if ty.kind == "f" else "0"
     return f"{np_type(ty, ns)}(0)"
+
+
+def param_boards(params: tuple[ir.Param, ...], body: tuple[ir.Stmt, ...]
+                 ) -> list[tuple[str, ...]]:
+    """The boards a helper reads by index whose elements are all its parameters (a
+    board passed to it): each can be built once at the helper's entry."""
+    names = {p.name for p in params}
+    out: list[tuple[str, ...]] = []
+    for n in ir.walk_nodes(body):
+        if isinstance(n, ir.Pick):
+            key = tuple(x.name for x in n.elements)
+            if key not in out and all(k in names for k in key):
+                out.append(key)
+    return out

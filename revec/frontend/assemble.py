@@ -15,6 +15,7 @@ import numpy as np
 
 from revec import ir
 from revec.errors import RevecError, SourceLoc
+from revec.transforms.bounds import check_bounds
 from revec.transforms.prologue import inline_prologues
 from revec.transforms.returns import convert_returns
 
@@ -57,7 +58,7 @@ def assemble(path: str, source: str, tasks: dict[str, ir.TaskDef],
                          tuple(sorted(libs)), module, dict(inputs or {}))
     if reference is not None:
         module = reference(program)
-    program = inline_prologues(convert_returns(program))
+    program = inline_prologues(convert_returns(check_bounds(program)))
     program.module = module
     return program
 

@@ -45,6 +45,18 @@ class Spelling:
     recursive_helper: str  # a helper calls itself (through others): "... {name} ..."
 
 
+@dataclasses.dataclass(frozen=True)
+class ArrayVar:
+    """A task-private array as the builder lowers it: scalar ``elements`` (frame fields
+    of a parameter, or locals) of type ``ty``, and the IR name of its length (Python
+    lists; None: C arrays, whose length is their capacity)."""
+
+    name: str
+    ty: Ty
+    elements: tuple[str, ...]
+    length: str | None
+
+
 class ProgramBuilder:
     """What lowering one function needs of the whole program: where its syntax nodes
     are (for located errors), the helpers lowered so far, and the module arrays and
@@ -56,6 +68,9 @@ class ProgramBuilder:
         self.lowering: list[str] = []  # the helpers being lowered (calling one recurses)
         self.arrays: dict[str, np.ndarray] = {}
         self.inputs: dict[str, ir.InputDecl] = {}  # arrays the root call supplies
+        # capacities of task-private arrays bounded by a parameter: (task, parameter) ->
+        # its root value (a program specialised for a root call; empty when checking)
+        self.sizes: dict[tuple[str, str], int] = {}
         self.libs: set[str] = set()
 
     def error(self, message: str, node: Any) -> NoReturn:
@@ -94,6 +109,13 @@ class FunctionBuilder:
         self.params: tuple[ir.Param, ...] = ()
         # a task's read-only array parameters (inputs), in argument order
         self.array_params: tuple[ir.ArrayParam, ...] = ()
+        # a task's private array parameters (boards), and every private array in scope
+        # (parameters and locals) by the key the adapter looks them up with
+        self.private_params: tuple[ir.PrivateArray, ...] = ()
+        self.array_vars: dict[str, ArrayVar] = {}
+        # statements a statement's lowering needs first (a private array built for a
+        # spawn's argument); block() puts them before the statement
+        self.pre: list[ir.Stmt] = []
         self.locals: dict[str, Ty] = {}  # IR name -> type (parameters included)
         self.changed = False  # a local's type changed in this round of the fixpoint
 
@@ -109,10 +131,18 @@ class FunctionBuilder:
         raise NotImplementedError
 
     def block(self, nodes: Sequence[Any]) -> tuple[ir.Stmt, ...]:
-        """The statements ``nodes``, in order."""
+        """The statements ``nodes``, in order (each after the statements its lowering
+        asked to come first, :attr:`pre`)."""
         out: list[ir.Stmt] = []
-        for node in nodes:
-            out.extend(self.stmt(node))
+        outer, self.pre = self.pre, []
+        try:
+            for node in nodes:
+                stmts = self.stmt(node)
+                out.extend(self.pre)
+                self.pre = []
+                out.extend(stmts)
+        finally:
+            self.pre = outer
         return tuple(out)
 
     # ------------------------------------------------------------------ diagnostics
@@ -258,42 +288,55 @@ class FunctionBuilder:
     # ------------------------------------------------------------------ array parameters
     def arity(self) -> int:
         """How many arguments a call of this function passes (scalars and arrays)."""
-        return len([p for p in self.params if not p.hidden]) + len(self.array_params)
+        return (len([p for p in self.params if not p.hidden]) + len(self.array_params)
+                + len(self.private_params))
 
-    def array_param(self, name: str, position: int, dtype: DType, ndim: int, node: Any,
-                    *, with_end: bool, taken: set[str], output: bool = False
+    def array_param(self, name: str, position: int, dtype: DType | None, ndim: int,
+                    node: Any, *, with_end: bool, taken: set[str],
+                    fields: Sequence[tuple[str, DType]] = (), output: bool = False
                     ) -> ir.ArrayParam:
         """The task parameter ``name`` (argument ``position``) is a read-only array of
         ``ndim`` dimensions of ``dtype``: an input of the program (a placeholder in the
         program's arrays until the root call binds it) and one or two hidden int64
         frame fields, its view's offset and (``with_end``: Python slices) end, named apart
         from ``taken`` (every name the function uses).  The adapter appends
-        :meth:`array_fields` after the scalar parameters."""
+        :meth:`array_fields` after the scalar parameters.  An array of C structs
+        (``fields``: each field's name and type, ``dtype`` None) is one input per field,
+        ``in_<task>_<name>_<field>``, sharing the one offset field."""
         if self.kind != "task":
             if output:
                 self.error(f"parameter '{name}' is an output array; only a task writes "
                            "outputs (a helper returns the value, the task stores it)", node)
             self.error(f"parameter '{name}' is an array; only a task's parameters may be "
                        "arrays so far (pass a helper the elements it needs)", node)
-        if np.dtype(dtype) not in ir.SUPPORTED_DTYPES:
-            self.error(f"array parameter '{name}' has elements of type {np.dtype(dtype)}, "
-                       "which revec does not support", node)
+        for what, dt in ([(f"field '{f}' of", d) for f, d in fields] if fields
+                         else [("", dtype)]):
+            if np.dtype(dt) not in ir.SUPPORTED_DTYPES:
+                self.error(f"{what}array parameter '{name}' has elements of type "
+                           f"{np.dtype(dt)}, which revec does not support", node)
         if ndim > 1 and with_end is False:
             self.error(f"array parameter '{name}' has {ndim} dimensions; a C pointer "
                        "parameter has one (index it as a[i * n + j])", node)
-        key = f"in_{self.name}_{name}"
-        if key in self.ctx.arrays and key not in self.ctx.inputs:
-            self.error(f"the input array of parameter '{name}' would be named '{key}', "
-                       "which the program already uses", node)
+        prefix = f"in_{self.name}_{name}"
+        keyed = ([(f"{prefix}_{f}", d, f) for f, d in fields] if fields
+                 else [(prefix, dtype, None)])
+        for key, _, f in keyed:
+            old = self.ctx.inputs.get(key)
+            if (key in self.ctx.arrays and old is None) or (old is not None and (
+                    old.task, old.param, old.field) != (self.name, name, f)):
+                self.error(f"the input array of parameter '{name}' would be named '{key}', "
+                           "which the program already uses", node)
         loc = self.loc(node)
-        self.ctx.inputs[key] = ir.InputDecl(key, np.dtype(dtype), ndim, loc, self.name, name,
-                                            output=output)
-        self.ctx.arrays[key] = np.zeros((0,) * ndim, dtype)
+        for key, dt, f in keyed:
+            self.ctx.inputs[key] = ir.InputDecl(key, np.dtype(dt), ndim, loc, self.name, name,
+                                                f, output=output)
+            self.ctx.arrays[key] = np.zeros((0,) * ndim, dt)
         taken = taken | {p.name for p in self.params} | set(self.locals) | {
             f for a in self.array_params for f in (a.offset, a.end) if f is not None}
         off = _fresh_name(f"{name}_off", taken)
         end = _fresh_name(f"{name}_end", taken | {off}) if with_end else None
-        ap = ir.ArrayParam(name, position, key, off, end, loc, output)
+        ap = ir.ArrayParam(name, position, prefix, off, end, loc, output=output,
+                           fields=tuple((f, key) for key, _, f in keyed if f is not None))
         self.array_params += (ap,)
         return ap
 
@@ -313,23 +356,27 @@ class FunctionBuilder:
         assert ap.end is not None
         return ir.BinOp(loc, INT64, "-", ir.Var(loc, INT64, ap.end), ir.Var(loc, INT64, ap.offset))
 
-    def input_element(self, ap: ir.ArrayParam, indices: Sequence[Any], node: Any) -> ir.ArrayRef:
+    def input_element(self, ap: ir.ArrayParam, indices: Sequence[Any], node: Any,
+                      key: str | None = None) -> ir.ArrayRef:
         """An element of the array parameter ``ap`` indexed by the nodes ``indices`` (one
         per dimension).  The first index counts from the task's view: from its offset,
-        and (Python, where the view has an end) a negative one from its end."""
+        and (Python, where the view has an end) a negative one from its end.  ``key``: the
+        input read (a struct field's; default: the parameter's one input)."""
         if ap.output:
             self.error(f"reads the output array '{ap.name}'; tasks only write outputs, each "
                        "element by one task (in-place sorting and other read-write patterns "
                        "are not supported: read an input, write an output)", node)
-        decl = self.ctx.inputs[ap.array]
-        return ir.ArrayRef(self.loc(node), Ty(decl.dtype), ap.array,
-                           self.element_indices(ap, indices, node))
+        key = ap.array if key is None else key
+        decl = self.ctx.inputs[key]
+        return ir.ArrayRef(self.loc(node), Ty(decl.dtype), key,
+                           self.element_indices(ap, indices, node, key))
 
-    def element_indices(self, ap: ir.ArrayParam, indices: Sequence[Any], node: Any
-                        ) -> tuple[ir.Expr, ...]:
+    def element_indices(self, ap: ir.ArrayParam, indices: Sequence[Any], node: Any,
+                        key: str | None = None) -> tuple[ir.Expr, ...]:
         """The indices of an element of the array parameter ``ap`` (see
-        :meth:`input_element`), the first shifted by the task's view."""
-        decl = self.ctx.inputs[ap.array]
+        :meth:`input_element`; ``key``: the input indexed), the first shifted by the
+        task's view."""
+        decl = self.ctx.inputs[ap.array if key is None else key]
         if len(indices) != decl.ndim:
             self.error(f"array '{ap.name}' has {decl.ndim} dimension(s) but is indexed with "
                        f"{len(indices)}", node)
@@ -405,10 +452,15 @@ class FunctionBuilder:
         """A call of the task itself: the scalar arguments converted to their
         parameters' types, then the array arguments' views (the hidden fields)."""
         arrays = {ap.position: ap for ap in self.array_params}
+        private = {pa.position: pa for pa in self.private_params}
         scalars = iter([p for p in self.params if not p.hidden])
         out: list[ir.Expr] = []
         views: dict[str, ir.Expr] = {}
         for pos, n in enumerate(nodes):
+            pa = private.get(pos)
+            if pa is not None:
+                views.update(self.private_argument(pa, n))
+                continue
             ap = arrays.get(pos)
             if ap is None:
                 p = next(scalars)
@@ -420,6 +472,129 @@ class FunctionBuilder:
                 assert end is not None
                 views[ap.end] = end
         return tuple(out + [views[p.name] for p in self.params if p.name in views])
+
+    # ------------------------------------------------------------------ task-private arrays
+    def private_param(self, name: str, position: int, ty: Ty, capacity: int,
+                      bound: str | None, node: Any, *, with_length: bool,
+                      fresh: Callable[[str], str], sequence: str = "list") -> ArrayVar:
+        """The task parameter ``name`` is a task-private array of ``capacity`` elements
+        of ``ty``: hidden frame fields (and a length field: Python lists), named by
+        ``fresh``; the adapter appends :meth:`private_fields` after the scalars."""
+        if self.kind != "task":
+            raise AssertionError("helpers take arrays as element parameters")
+        loc = self.loc(node)
+        fields = tuple(fresh(f"{name}_{k}") for k in range(capacity))
+        length = fresh(f"{name}_len") if with_length else None
+        pa = ir.PrivateArray(name, position, ty, capacity, fields, length, loc, bound,
+                             sequence)
+        self.private_params += (pa,)
+        av = ArrayVar(name, ty, fields, length)
+        return av
+
+    def private_fields(self) -> list[ir.Param]:
+        out = []
+        for pa in self.private_params:
+            out += [ir.Param(f, pa.ty, pa.loc, 0, True, hidden=True) for f in pa.fields]
+            if pa.length is not None:
+                out.append(ir.Param(pa.length, INT64, pa.loc, 0, True, hidden=True))
+        return out
+
+    def local_array(self, name: str, ty: Ty, capacity: int, *, with_length: bool,
+                    fresh: Callable[[str], str]) -> ArrayVar:
+        """A task-local private array (a child's board): ``capacity`` scalar locals."""
+        elements = tuple(fresh(f"{name}_{k}") for k in range(capacity))
+        for e in elements:
+            self.locals.setdefault(e, ty)
+        length = fresh(f"{name}_len") if with_length else None
+        if length is not None:
+            self.locals.setdefault(length, INT64)
+        return ArrayVar(name, ty, elements, length)
+
+    def array_element(self, av: ArrayVar, index: ir.Expr, node: Any) -> ir.Expr:
+        """``av[index]`` (a negative index counts from the end when the array has a
+        length: Python)."""
+        loc = self.loc(node)
+        idx = ir.Cast(loc, INT64, index) if index.ty != INT64 else index
+        if isinstance(idx, ir.Const) and 0 <= int(idx.value) < len(av.elements):
+            return ir.Var(loc, av.ty, av.elements[int(idx.value)])
+        if av.length is not None and not (isinstance(idx, ir.Const) and int(idx.value) >= 0):
+            ln = ir.Var(loc, INT64, av.length)
+            idx = ir.IfExp(loc, INT64, ir.Compare(loc, ir.BOOL, "<", idx, ir.Const(loc, INT64, 0)),
+                           ir.BinOp(loc, INT64, "+", ln, idx), idx)
+        return ir.Pick(loc, av.ty, idx, tuple(ir.Var(loc, av.ty, e) for e in av.elements))
+
+    def array_store(self, av: ArrayVar, index: ir.Expr, value: ir.Expr, node: Any
+                    ) -> list[ir.Stmt]:
+        """``av[index] = value``: the element ``index`` is assigned (one test per
+        element for an index that is not a constant)."""
+        loc = self.loc(node)
+        val = self.convert(value, av.ty)
+        idx = ir.Cast(loc, INT64, index) if index.ty != INT64 else index
+        if isinstance(idx, ir.Const):
+            k = int(idx.value)
+            if k < 0 and av.length is None or not -len(av.elements) <= k < len(av.elements):
+                self.error(f"index {k} is outside the {len(av.elements)} elements of "
+                           f"'{av.name}'", node)
+            if k >= 0:
+                return [ir.Assign(loc, av.elements[k], val)]
+        if av.length is not None and not (isinstance(idx, ir.Const) and int(idx.value) >= 0):
+            ln = ir.Var(loc, INT64, av.length)
+            idx = ir.IfExp(loc, INT64, ir.Compare(loc, ir.BOOL, "<", idx, ir.Const(loc, INT64, 0)),
+                           ir.BinOp(loc, INT64, "+", ln, idx), idx)
+        tmp = self.fresh_local("store_at", INT64)
+        out: list[ir.Stmt] = [ir.Assign(loc, tmp, idx)]
+        for k, e in enumerate(av.elements):
+            hit = ir.Compare(loc, ir.BOOL, "==", ir.Var(loc, INT64, tmp), ir.Const(loc, INT64, k))
+            out.append(ir.If(loc, hit, (ir.Assign(loc, e, val),), ()))
+        return out
+
+    def array_copy(self, dst: ArrayVar, src: ArrayVar, node: Any,
+                   length: ir.Expr | None = None) -> list[ir.Stmt]:
+        """``dst`` becomes a copy of ``src`` (every element: those past the length are
+        never read), with the length ``length`` (default: src's)."""
+        loc = self.loc(node)
+        out: list[ir.Stmt] = []
+        for k, e in enumerate(dst.elements):
+            if k < len(src.elements):
+                out.append(ir.Assign(loc, e, ir.Var(loc, src.ty, src.elements[k])
+                                     if src.ty == dst.ty else self.convert(
+                                         ir.Var(loc, src.ty, src.elements[k]), dst.ty)))
+        if dst.length is not None:
+            if length is None:
+                length = (ir.Var(loc, INT64, src.length) if src.length is not None
+                          else ir.Const(loc, INT64, len(src.elements)))
+            out.append(ir.Assign(loc, dst.length, length))
+        return out
+
+    def array_length(self, av: ArrayVar, node: Any) -> ir.Expr:
+        loc = self.loc(node)
+        if av.length is None:
+            return ir.Const(loc, INT64, len(av.elements))
+        return ir.Var(loc, INT64, av.length)
+
+    def fresh_local(self, base: str, ty: Ty) -> str:
+        """A new local of type ``ty`` no name of the function uses."""
+        name = _fresh_name(f"_rv_{base}", set(self.locals) | {p.name for p in self.params})
+        self.locals[name] = ty
+        return name
+
+    def private_argument(self, pa: ir.PrivateArray, node: Any) -> dict[str, ir.Expr]:
+        """What a call of the task passes for the private array parameter ``pa``: the
+        child's fields (and length) from the argument ``node`` (a local array, or an
+        expression building one: the adapter's syntax)."""
+        raise NotImplementedError
+
+    def child_fields(self, pa: ir.PrivateArray, av: ArrayVar, node: Any) -> dict[str, ir.Expr]:
+        """The child's private-array fields from the array ``av``."""
+        loc = self.loc(node)
+        if len(av.elements) < pa.capacity:
+            self.error(f"'{av.name}' holds {len(av.elements)} elements; the task's "
+                       f"'{pa.name}' holds {pa.capacity}", node)
+        out: dict[str, ir.Expr] = {f: self.convert(ir.Var(loc, av.ty, e), pa.ty)
+                                   for f, e in zip(pa.fields, av.elements)}
+        if pa.length is not None:
+            out[pa.length] = self.array_length(av, node)
+        return out
 
     # ------------------------------------------------------------------ statements and calls
     def spawn(self, nodes: Sequence[Any], node: Any) -> ir.Spawn:
@@ -467,7 +642,8 @@ class FunctionBuilder:
                  result_ty: Ty | None) -> ir.TaskDef:
         return ir.TaskDef(self.name, self.params, self.function_locals(), is_base, base,
                           inductive, ir.spawn_bound(inductive), self.loc(function),
-                          prologue=prologue, result_ty=result_ty, arrays=self.array_params)
+                          prologue=prologue, result_ty=result_ty, arrays=self.array_params,
+                          private=self.private_params)
 
     def helper_def(self, body: tuple[ir.Stmt, ...], result_tys: tuple[Ty, ...],
                    function: Any) -> ir.HelperDef:

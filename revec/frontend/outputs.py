@@ -30,27 +30,8 @@ import numpy as np
 
 from revec import ir, lang
 from revec.errors import RevecError
-
-FLAG_BYTES = 8  # the error flag byte and padding after an output's elements
-
-
-def new_buffer(dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
-    """A zeroed working buffer: ``dtype`` elements of ``shape`` over raw bytes that end
-    with the error flag byte (see :func:`raw_buffer`)."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    raw = np.zeros(nbytes + FLAG_BYTES, np.uint8)
-    return raw[:nbytes].view(dtype).reshape(shape)
-
-
-def raw_buffer(arr: np.ndarray) -> np.ndarray:
-    """The raw bytes under a working buffer (its elements, then the flag byte at
-    ``arr.nbytes``): what a back end binds, so its flag can be set."""
-    base = arr.base
-    while isinstance(base, np.ndarray) and base.base is not None:
-        base = base.base
-    assert isinstance(base, np.ndarray) and base.dtype == np.uint8 \
-        and base.size == arr.nbytes + FLAG_BYTES, "not an output's working buffer"
-    return base
+from revec.frontend.buffers import raw_buffer
+from revec.frontend.inputs import input_value
 
 
 def is_output(program: ir.Program, name: str) -> bool:
@@ -121,8 +102,6 @@ def start_outputs(program: ir.Program, task: str, user_args: tuple[Any, ...],
     """The outputs of a run of the bound ``program``'s ``task`` with the caller's
     arguments ``user_args`` (use as a context manager around the run); ``fill_callers``:
     a caller's writable NumPy array gets the result too (not a Dask chunk's)."""
-    from revec.frontend.inputs import input_value
-
     t = program.tasks[task]
     names: dict[str, str] = {}
     initial: dict[str, np.ndarray] = {}
@@ -202,43 +181,6 @@ def checked_array(arr: np.ndarray, name: str) -> CheckedOutput:
     out._rv_log = OwnerLog(name, tuple(arr.shape))
     out._rv_ids = np.arange(arr.size, dtype=np.int64).reshape(arr.shape)
     return out
-
-
-# the tasks being run by the checking mode's sequential reference live in
-# revec.lang.OUTPUT_TRACE: (serial, "f(a=1)"), innermost last (None: not checking)
-_SERIAL = [0]
-
-
-def trace_on() -> None:
-    lang.OUTPUT_TRACE = []
-    _SERIAL[0] = 0
-
-
-def trace_off() -> None:
-    lang.OUTPUT_TRACE = None
-
-
-def push_task(name: str, params: list[str], args: tuple[Any, ...]) -> None:
-    """A task starts (the checking mode): later stores are its own."""
-    trace = lang.OUTPUT_TRACE
-    if trace is None:
-        return
-    _SERIAL[0] += 1
-    shown = ", ".join(f"{p}={_show(a)}" for p, a in zip(params, args))
-    trace.append((_SERIAL[0], f"{name}({shown})"))
-
-
-def pop_task() -> None:
-    if lang.OUTPUT_TRACE:
-        lang.OUTPUT_TRACE.pop()
-
-
-def _show(a: Any) -> str:
-    if isinstance(a, np.ndarray) and a.ndim > 0:
-        return f"<array of {a.shape[0]}>"
-    if isinstance(a, list | tuple):
-        return f"<{type(a).__name__} of {len(a)}>"
-    return repr(a.item() if isinstance(a, np.generic) else a)
 
 
 def reference_store(arr: np.ndarray, indices: tuple[Any, ...], value: Any) -> None:

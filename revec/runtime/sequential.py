@@ -29,8 +29,9 @@ def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
     returned value is under its result reducer's name (``TaskDef.result``)."""
     g = program.module.__dict__
     fn: Task = g[task]
+    # the program's reducers and its bounds (reset too; a bound is not a result)
     reducers: dict[str, Reducer] = {name: g[name] for name, decl in program.reducers.items()
-                                    if not decl.hidden}
+                                    if not decl.hidden or decl.bound}
     for r in reducers.values():
         r.reset()
     # A value-returning task without a result annotation: the type revec inferred from
@@ -73,7 +74,8 @@ def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
                              f"{RECURSION_LIMIT:,} nested Python calls; does every path "
                              "reach the base case?") from None
         raise err
-    values = {name: r.value.item() for name, r in reducers.items()}
+    values = {name: r.value.item() for name, r in reducers.items()
+              if not program.reducers[name].bound}
     result = program.tasks[task].result
     if result is not None:
         decl = program.reducers[result]

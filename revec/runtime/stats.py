@@ -27,6 +27,10 @@ class RunStats:
     # steals, steal requests, idle seconds, ...) and peak_live is the sum of their peaks
     workers: int = 1
     per_worker: list[dict[str, Any]] = field(default_factory=list)
+    # a program with bounds (branch-and-bound): how many times a pruning condition held
+    # (a task's prune; revec.transforms.bounds), in total; None without bounds (and in
+    # the plain-Python run, which does not count)
+    pruned: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

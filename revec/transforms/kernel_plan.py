@@ -427,6 +427,10 @@ class KernelPlan:
     slack: int  # room after each child block for the lane steps' full-width stores
     # the kernel's arrays besides the frame columns, in order
     scratch: tuple[Scratch, ...] = ()
+    # bounds (ir.ReducerDecl.bound): each read (ir.BoundRead) as the better of the
+    # worker's accumulator and the value the workers published, loaded at the kernel's
+    # start; the kernel publishes an improved one when it stores the reducers
+    bounds: tuple[str, ...] = ()
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -457,6 +461,9 @@ class KernelPlan:
              "block k at out_base + k * (inductive threads + slack))",
              "scratch:"]
         L += [f"  {x.render()}" for x in self.scratch] or ["  -"]
+        if self.bounds:
+            L.append(f"bounds (read as at block start; published at store-reducers): "
+                     f"{', '.join(self.bounds)}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -574,7 +581,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
-                      uniform, tuple(steps), slack, scratch_of(tg, steps))
+                      uniform, tuple(steps), slack, scratch_of(tg, steps),
+                      tuple(r.name for r in bp.reducers if r.bound))
 
 
 def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:

@@ -9,6 +9,7 @@ hidden result reducers become module-level ``Reducer`` declarations.
 from __future__ import annotations
 
 from revec import ir
+from revec.transforms.bounds import PRUNED
 
 PREC = {"or": 1, "and": 2, "not": 3, "cmp": 4, "|": 5, "^": 6, "&": 7, "<<": 8, ">>": 8,
         "+": 9, "-": 9, "*": 10, "/": 10, "//": 10, "%": 10, "unary": 11, "**": 12}
@@ -35,6 +36,8 @@ def _expr(e: ir.Expr) -> tuple[str, int]:
             return n, 99
         case ir.ArrayRef(array=a, indices=ix):
             return f"{a}[{', '.join(expr(i) for i in ix)}]", 99
+        case ir.Pick(index=i, elements=els):
+            return f"({', '.join(expr(x) for x in els)},)[{expr(i)}]", 99
         case ir.Cast(operand=o, ty=ty):
             return f"{ty_name(ty)}({expr(o)})", 99
         case ir.BinOp(op=op, left=a, right=b):
@@ -55,12 +58,17 @@ def _expr(e: ir.Expr) -> tuple[str, int]:
             return f"{f}({', '.join(expr(a) for a in args)})", 99
         case ir.MathCall(func=f, args=args):
             return f"{MATH.get(f, 'np.' + f)}({', '.join(expr(a) for a in args)})", 99
+        case ir.BoundRead(reducer=r):
+            return f"{r}.value", 99
         case ir.Recur(args=args):
             return f"<call>({', '.join(expr(a) for a in args)})", 99
     return f"<{type(e).__name__}>", 99
 
 
-def stmts(body: tuple[ir.Stmt, ...], task: str, ind: str) -> list[str]:
+def stmts(body: tuple[ir.Stmt, ...], task: str, ind: str,
+          bounds: dict[str, str] | None = None) -> list[str]:
+    """``bounds``: the bounds' update methods (raise_to / lower_to)."""
+    bounds = bounds or {}
     out: list[str] = []
     for s in body:
         match s:
@@ -70,16 +78,16 @@ def stmts(body: tuple[ir.Stmt, ...], task: str, ind: str) -> list[str]:
                 out.append(f"{ind}{', '.join(ts)} = {expr(c)}")
             case ir.If(cond=c, then=a, orelse=b):
                 out.append(f"{ind}if {expr(c)}:")
-                out += stmts(a, task, ind + "    ") or [ind + "    pass"]
+                out += stmts(a, task, ind + "    ", bounds) or [ind + "    pass"]
                 if b:
                     out.append(f"{ind}else:")
-                    out += stmts(b, task, ind + "    ")
+                    out += stmts(b, task, ind + "    ", bounds)
             case ir.For(var=v, start=a, stop=b, step=c, body=body_):
                 out.append(f"{ind}for {v} in range({expr(a)}, {expr(b)}, {expr(c)}):")
-                out += stmts(body_, task, ind + "    ") or [ind + "    pass"]
+                out += stmts(body_, task, ind + "    ", bounds) or [ind + "    pass"]
             case ir.While(cond=c, body=body_):
                 out.append(f"{ind}while {expr(c)}:")
-                out += stmts(body_, task, ind + "    ") or [ind + "    pass"]
+                out += stmts(body_, task, ind + "    ", bounds) or [ind + "    pass"]
             case ir.Break():
                 out.append(f"{ind}break")
             case ir.Continue():
@@ -90,6 +98,10 @@ def stmts(body: tuple[ir.Stmt, ...], task: str, ind: str) -> list[str]:
                 out.append(f"{ind}{expr(v)}")
             case ir.Spawn(args=args):
                 out.append(f"{ind}spawn({task}, {', '.join(expr(a) for a in args)})")
+            case ir.Reduce(reducer=r) if r == PRUNED:
+                out.append(f"{ind}# pruned (counted in the run's statistics)")
+            case ir.Reduce(reducer=r, value=v) if r in bounds:
+                out.append(f"{ind}{r}.{bounds[r]}({expr(v)})")
             case ir.Reduce(reducer=r, value=v):
                 out.append(f"{ind}reduce({r}, {expr(v)})")
             case ir.Store(array=a, indices=ix, value=v):
@@ -101,7 +113,12 @@ def show_task(program: ir.Program, name: str) -> str:
     """The task ``name`` (after the passes) as readable spawn/reduce Python."""
     t = program.tasks[name]
     lines: list[str] = []
+    bounds = {r.name: "raise_to" if r.op == "max" else "lower_to"
+              for r in program.reducers.values() if r.bound}
     for r in program.reducers.values():
+        if r.bound:
+            start = "" if r.start is None else f", {r.start!r}"
+            lines += [f"{r.name} = Bound(np.{r.dtype.name}, {r.op!r}{start})  # a bound", ""]
         if r.hidden and r.name == t.result:
             lines += [f"{r.name} = Reducer(np.{r.dtype.name}, {r.op!r})  # the returned value",
                       ""]
@@ -116,7 +133,7 @@ def show_task(program: ir.Program, name: str) -> str:
             text += f" = {p.default!r}"
         lines.append(f"    {text},")
     lines += ["):", f"    if {expr(t.is_base)}:"]
-    lines += stmts(t.base, name, " " * 8) or ["        pass"]
+    lines += stmts(t.base, name, " " * 8, bounds) or ["        pass"]
     lines.append("    else:")
-    lines += stmts(t.inductive, name, " " * 8) or ["        pass"]
+    lines += stmts(t.inductive, name, " " * 8, bounds) or ["        pass"]
     return "\n".join(lines) + "\n"

@@ -15,23 +15,37 @@ from pathlib import Path
 from revec import ir
 from revec.errors import RevecError
 from revec.frontend.assemble import assemble, depth_guard
+from revec.frontend.c.bounds import find_bounds
 from revec.frontend.c.context import CProgramContext
 from revec.frontend.c.file_scope import read_file_scope
 from revec.frontend.c.lower import CFunction
+from revec.frontend.c.outparams import rewrite_out_params
 from revec.frontend.c.reference import sequential_module
 from revec.frontend.c.source import read_c
 
 
-def load_c_program(path: str | Path) -> ir.Program:
-    """Check a Cilk C program file."""
+def load_c_program(path: str | Path, sizes: dict[tuple[str, str], int] | None = None
+                   ) -> ir.Program:
+    """Check a Cilk C program file.  ``sizes``: the root values of the parameters that
+    bound task-private boards (the program specialised for a root call)."""
+    program = _load(path, sizes)
+    program.specialize = lambda new: load_c_program(path, new)
+    return program
+
+
+def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Program:
     with depth_guard(path, "the program nests too deeply for the checker"):
         src = read_c(path)
         ctx = CProgramContext(src)
+        ctx.sizes = dict(sizes or {})
         read_file_scope(ctx)
+        find_bounds(ctx)
         if not ctx.tasks:
             raise RevecError("no task in this file: a task is a function that uses "
                              "cilk_spawn or calls itself", src.at(1, 1))
+        for name in sorted(ctx.tasks):
+            rewrite_out_params(ctx.functions[name], ctx.error)
         tasks = {name: CFunction(ctx, fdef, "task").lower_task()
                  for name, fdef in ctx.functions.items() if name in ctx.tasks}
-        return assemble(src.path, src.text, tasks, dict(ctx.helpers), {}, ctx.arrays,
-                        ctx.libs, reference=sequential_module, inputs=ctx.inputs)
+        return assemble(src.path, src.text, tasks, dict(ctx.helpers), dict(ctx.bounds),
+                        ctx.arrays, ctx.libs, reference=sequential_module, inputs=ctx.inputs)

@@ -6,6 +6,7 @@ cast in the IR.  The statements are :mod:`revec.frontend.c.lower`'s.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,8 +16,7 @@ from revec import ir
 from revec.errors import RevecError
 from revec.frontend.builder import FunctionBuilder, Spelling
 from revec.frontend.c.collect import Collect
-from revec.frontend.c.context import CProgramContext
-from revec.frontend.c.outputs import split_pointer
+from revec.frontend.c.context import CProgramContext, Global
 from revec.frontend.c.source import PRELUDE, SYNC_NAMES, _Parser
 from revec.frontend.c.syntax import is_spawn, key, walk
 from revec.frontend.c.typenames import c_name, char_literal, float_literal, int_literal
@@ -42,6 +42,22 @@ C = Spelling(
 )
 
 
+@dataclass(frozen=True)
+class Pointer:
+    """A pointer a task (or helper) reads: a task's array parameter (``ap``: its view's
+    offset field) or a file-scope pointer that main fills (``ap`` None).  Its elements
+    are scalars (the input ``key``) or structs (``fields``: each field's input)."""
+
+    name: str
+    ap: ir.ArrayParam | None
+    key: str | None
+    fields: tuple[tuple[str, str], ...] = ()
+    struct: str = ""  # the struct type's spelling ("struct item")
+
+
+INT64 = Ty(np.dtype(np.int64))
+
+
 class CExpressions(FunctionBuilder):
     """Lowers the expressions of one C function (a task, a helper, or ``const``: a
     file-scope initializer)."""
@@ -58,7 +74,10 @@ class CExpressions(FunctionBuilder):
         self.result: Ty | None = None  # the function's result type (None: void)
         self.pending: set[str] = set()  # locals assigned a spawned value, not yet synced
         self.collects: dict[str, Collect] = {}  # local arrays collecting spawned results
+        # a helper specialised for boards: argument position -> (element type, capacity)
+        self.helper_board_args: dict[int, tuple[Ty, int]] = {}
         self.macro_depth = 0
+        self.struct_names: dict[str, str] = {}  # array-of-structs parameter -> its type
 
     def lower_helper(self) -> ir.HelperDef:
         raise NotImplementedError
@@ -129,9 +148,13 @@ class CExpressions(FunctionBuilder):
                 if ty is None:
                     self.error("sizeof(void)", node)
                 return ir.Const(self.loc(node), U64, int(ty.dtype.itemsize))
-            case c_ast.UnaryOp(op="*") if self.input_view(node.expr) is not None:
-                ap, index = self.input_view(node.expr)  # type: ignore[misc]
-                return self.input_element(ap, [index], node)
+            case c_ast.UnaryOp(op="*") if self.board_read(node) is not None:
+                return self.board_read(node)  # type: ignore[return-value]
+            case c_ast.UnaryOp(op="*") if self.pointer_view(node.expr) is not None:
+                ptr, index = self.pointer_view(node.expr)  # type: ignore[misc]
+                return self.pointer_element(ptr, [index], node)
+            case c_ast.StructRef():
+                return self.struct_ref(node)
             case c_ast.UnaryOp(op="&" | "*"):
                 self.error("pointers are not supported (no & or * on values)", node)
             case c_ast.UnaryOp(op="p++" | "++" | "p--" | "--"):
@@ -180,6 +203,10 @@ class CExpressions(FunctionBuilder):
         loc = self.loc(node)
         irname = self.scopes.lookup(name)
         if irname is not None:
+            if irname.startswith("<board>"):
+                self.error(f"'{name}' is a board (a task-private array): index it "
+                           f"({name}[i]), copy it (memcpy), or pass it to the task's calls "
+                           "or a helper", node)
             if irname.startswith("<input>"):
                 self.error(f"'{name}' is an array parameter: index it ({name}[i]) or pass it "
                            f"({name}, {name} + k) to the task's own spawns", node)
@@ -191,9 +218,17 @@ class CExpressions(FunctionBuilder):
         if name in SYNC_NAMES:
             self.error("cilk_sync is a statement", node)
         g = self.ctx.globals.get(name)
+        if g is not None and name in self.ctx.bounds:
+            assert g.ty is not None  # a bound is a scalar global
+            return ir.BoundRead(loc, g.ty, name)
         if g is not None:
+            self.usable(g, node)
+            if g.pointer:
+                self.error(f"'{name}' is a file-scope pointer (an input of the program): "
+                           f"index it ({name}[i])", node)
             if g.array is not None:
                 self.error(f"'{name}' is an array; index it", node)
+            assert g.ty is not None
             if not g.const:
                 self.error(f"reads the file-scope variable '{name}', which is not const; "
                            "file-scope variables are read-only constants: declare it const",
@@ -253,10 +288,7 @@ class CExpressions(FunctionBuilder):
             self.error(f"calls the task '{fname}'; a task may only call itself, and helpers "
                        "cannot call tasks", node)
         if fname in self.ctx.functions and fname != "main":
-            helper = self.helper(fname, node)
-            args = self.arguments(self.counted(node, len(helper.params)),
-                                  [p.ty for p in helper.params])
-            return ir.Call(loc, helper.result_tys[0], fname, args)
+            return self.helper_call(fname, node)
         base = fname[:-1] if fname.endswith("f") and fname[:-1] in MATH_C else fname
         if base in MATH_C:  # <math.h>
             ty = F32 if base != fname else F64
@@ -279,11 +311,49 @@ class CExpressions(FunctionBuilder):
         self.error(f"call of unknown function '{fname}'; revec accepts calls of "
                    f"{SUPPORTED_CALLS}", node.name)
 
-    def helper(self, name: str, node: c_ast.Node) -> ir.HelperDef:
-        """The helper ``name``, lowered on its first call."""
+    def helper(self, name: str, node: c_ast.Node,
+               boards: dict[int, tuple[Ty, int]] | None = None) -> ir.HelperDef:
+        """The helper ``name``, lowered on its first call (given boards: specialised per
+        their positions, element types and capacities)."""
         self.not_recursive(name, node)
-        return self.ctx.helper(name, name, lambda: type(self)(
-            self.ctx, self.ctx.functions[name], "helper").lower_helper())
+        key = name
+        if boards:
+            key += "__" + "_".join(f"b{pos}{ty.dtype.name}x{cap}"
+                                   for pos, (ty, cap) in sorted(boards.items()))
+
+        def lower() -> ir.HelperDef:
+            lowerer = type(self)(self.ctx, self.ctx.functions[name], "helper")
+            lowerer.helper_board_args = dict(boards or {})
+            return lowerer.lower_helper()
+
+        return self.ctx.helper(key, name, lower)
+
+    def helper_call(self, fname: str, node: c_ast.FuncCall) -> ir.Expr:
+        """A call of a helper; a board argument passes its elements."""
+        loc = self.loc(node)
+        nodes = self.arg_nodes(node)
+        boards: dict[int, tuple[Ty, int]] = {}
+        found: dict[int, Any] = {}
+        for i, a in enumerate(nodes):
+            av = self.board_named(a.name) if isinstance(a, c_ast.ID) else None
+            if av is not None:
+                boards[i] = (av.ty, len(av.elements))
+                found[i] = av
+        helper = self.helper(fname, node, boards)
+        want = len(helper.params) - sum(cap - 1 for _, cap in boards.values())
+        if len(nodes) != want:
+            self.error(f"'{fname}' takes {want} argument(s), got {len(nodes)}", node)
+        args: list[ir.Expr] = []
+        params = iter(helper.params)
+        for i, a in enumerate(nodes):
+            if i in found:
+                for e in found[i].elements:
+                    p = next(params)
+                    args.append(self.convert(ir.Var(loc, found[i].ty, e), p.ty))
+            else:
+                p = next(params)
+                args.append(self.convert(self.expr(a), p.ty))
+        return ir.Call(loc, helper.result_tys[0], helper.name, tuple(args))
 
     def arg_nodes(self, call: c_ast.FuncCall) -> list[c_ast.Node]:
         return list(call.args.exprs) if call.args is not None else []
@@ -312,19 +382,32 @@ class CExpressions(FunctionBuilder):
         if not isinstance(base, c_ast.ID):
             self.error("only file-scope const arrays can be indexed", node)
         name = base.name
-        ap = self.input_named(name)
-        if ap is not None:
-            return self.input_element(ap, indices, node)
+        read = self.board_read(node)
+        if read is not None:
+            return read
+        ptr = self.pointer_named(name, base)
+        if ptr is not None:
+            return self.pointer_element(ptr, indices, node)
         if self.scopes.lookup(name) is not None:
             self.name_ref(name, base)
             self.error(f"'{name}' is not an array", base)
         g = self.ctx.globals.get(name)
         if g is None or g.array is None:
             self.error(f"'{name}' is not a file-scope array", base)
+        assert g.ty is not None
         if not g.const:
             self.error(f"reads the file-scope array '{name}', which is not const; file-scope "
                        "arrays are read-only constants: declare it const", base)
         return self.element(name, g.array, g.ty, indices, node)
+
+    # ------------------------------------------------------------------ boards
+    # (task-private arrays: revec.frontend.c.boards.CBoards, the class that lowers
+    # functions, implements these; a file-scope initializer has none)
+    def board_named(self, name: str) -> Any:
+        return None
+
+    def board_read(self, node: c_ast.Node) -> ir.Expr | None:
+        return None
 
     # ------------------------------------------------------------------ array parameters
     def input_named(self, name: str) -> ir.ArrayParam | None:
@@ -334,45 +417,112 @@ class CExpressions(FunctionBuilder):
             return None
         return next(ap for ap in self.array_params if ap.name == irname[len("<input>"):])
 
-    def input_view(self, node: c_ast.Node) -> tuple[ir.ArrayParam, c_ast.Node] | None:
-        """``a`` or ``a + k`` (``k + a``) on an array parameter ``a``: it and the element
-        offset node (a literal 0 for ``a``); None for anything else."""
+    def pointer_named(self, name: str, node: c_ast.Node) -> Pointer | None:
+        """The pointer the C name ``name`` stands for here: an array parameter or a
+        file-scope pointer (None: anything else)."""
+        ap = self.input_named(name)
+        if ap is not None:
+            return Pointer(name, ap, None if ap.fields else ap.array, ap.fields,
+                           self.struct_names.get(name, ""))
+        if self.scopes.lookup(name) is not None:
+            return None
+        g = self.ctx.globals.get(name)
+        if g is None:
+            return None
+        self.usable(g, node)
+        if not g.pointer:
+            return None
+        return Pointer(name, None, g.input, g.fields, g.struct)
+
+    def usable(self, g: Global, node: c_ast.Node) -> None:
+        """A file-scope variable a task cannot read is an error where it reads it."""
+        if isinstance(g.unusable, RevecError):
+            raise g.unusable
+        if g.unusable is not None:
+            self.error(g.unusable, node)
+
+    def pointer_view(self, node: c_ast.Node) -> tuple[Pointer, c_ast.Node] | None:
+        """``p`` or ``p + k`` (``k + p``, ``p - k``) on a pointer ``p`` (an array parameter
+        or a file-scope pointer): it and the element offset node (a literal 0 for ``p``);
+        None for anything else."""
         if isinstance(node, c_ast.ID):
-            ap = self.input_named(node.name)
-            if ap is not None:
-                return ap, c_ast.Constant("int", "0", node.coord)
+            ptr = self.pointer_named(node.name, node)
+            if ptr is not None:
+                return ptr, c_ast.Constant("int", "0", node.coord)
         if isinstance(node, c_ast.BinaryOp) and node.op == "+":
             for a, k in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(a, c_ast.ID) and (ap := self.input_named(a.name)) is not None:
-                    return ap, k
-        if isinstance(node, c_ast.BinaryOp) and node.op == "-" and isinstance(
-                node.left, c_ast.ID) and (ap := self.input_named(node.left.name)) is not None:
-            return ap, c_ast.UnaryOp("-", node.right, node.coord)
-        # a longer sum with one pointer term: a + m + 1, m + a + k
-        found = split_pointer(node, lambda n: self.input_named(n) is not None)
-        if found is not None:
-            ap = self.input_named(found[0])
-            assert ap is not None
-            return ap, found[1]
+                view = self.pointer_view(a)  # (p + i) + j: p + (i + j)
+                if view is not None:
+                    return view[0], _plus(view[1], k, node)
+        if isinstance(node, c_ast.BinaryOp) and node.op == "-":
+            view = self.pointer_view(node.left)
+            if view is not None:
+                return view[0], _plus(view[1], c_ast.UnaryOp("-", node.right, node.coord),
+                                      node)
         return None
+
+    def pointer_element(self, ptr: Pointer, indices: list[c_ast.Node], node: c_ast.Node,
+                        field: c_ast.ID | None = None) -> ir.Expr:
+        """Element ``indices[0]`` of the pointer ``ptr`` (its ``field``, for structs)."""
+        if ptr.fields and field is None:
+            first = ptr.fields[0][0]
+            self.error(f"'{ptr.name}' points to {ptr.struct} values: read a field "
+                       f"({ptr.name}[i].{first}, {ptr.name}->{first})", node)
+        if not ptr.fields and field is not None:
+            self.error(f"'{ptr.name}' does not point to structs; '{field.name}' is not one of "
+                       "its fields", field)
+        key = ptr.key
+        if field is not None:
+            key = dict(ptr.fields).get(field.name)
+            if key is None:
+                names = ", ".join(f for f, _ in ptr.fields)
+                self.error(f"{ptr.struct} has no field '{field.name}' (its fields: {names})",
+                           field)
+        assert key is not None
+        if len(indices) != 1:
+            self.error(f"array '{ptr.name}' has 1 dimension(s) but is indexed with "
+                       f"{len(indices)}", node)
+        if ptr.ap is not None:
+            return self.input_element(ptr.ap, indices, node, key)
+        i = self.typed(lambda: self.rules.index(self.expr(indices[0])), indices[0])
+        loc = self.loc(node)
+        i = ir.Cast(loc, INT64, i) if i.ty != INT64 else i
+        return ir.ArrayRef(loc, Ty(self.ctx.inputs[key].dtype), key, (i,))
+
+    def struct_ref(self, node: c_ast.StructRef) -> ir.Expr:
+        """A field of an array of structs: ``e->f``, ``(e + k)->f``, ``e[i].f``,
+        ``(*e).f``, ``(*(e + k)).f``."""
+        base = node.name
+        view: tuple[Pointer, c_ast.Node] | None = None
+        if node.type == "->":
+            view = self.pointer_view(base)
+        elif isinstance(base, c_ast.ArrayRef) and isinstance(base.name, c_ast.ID):
+            ptr = self.pointer_named(base.name.name, base.name)
+            view = None if ptr is None else (ptr, base.subscript)
+        elif isinstance(base, c_ast.UnaryOp) and base.op == "*":
+            view = self.pointer_view(base.expr)
+        if view is None:
+            self.error("a struct field is read from an array of structs (a task's parameter "
+                       "or a file-scope pointer): e->f, (e + k)->f, e[i].f or (*e).f", node)
+        return self.pointer_element(view[0], [view[1]], node, node.field)
 
     def array_argument(self, ap: ir.ArrayParam, node: c_ast.Node
                        ) -> tuple[ir.Expr, ir.Expr | None]:
         """The array argument of a call of the task: ``a``, ``a + k``, ``a - k`` or
         ``&a[k]`` on the same parameter (a child's view starts k elements further)."""
-        view = self.input_view(node)
+        view = self.pointer_view(node)
         if view is None and isinstance(node, c_ast.UnaryOp) and node.op == "&" and \
                 isinstance(node.expr, c_ast.ArrayRef) and isinstance(node.expr.name, c_ast.ID):
-            ap2 = self.input_named(node.expr.name.name)
-            if ap2 is not None:
-                view = ap2, node.expr.subscript
-        if view is None or view[0] is not ap:
+            ptr = self.pointer_named(node.expr.name.name, node.expr.name)
+            if ptr is not None:
+                view = ptr, node.expr.subscript
+        if view is None or view[0].ap is not ap:
             self.error(f"argument {ap.position + 1} of '{self.name}' is the array parameter "
                        f"'{ap.name}': pass {ap.name} itself, {ap.name} + k or "
                        f"&{ap.name}[k]", node)
         loc = self.loc(node)
         k = self.typed(lambda: self.rules.index(self.expr(view[1])), view[1])
-        k = ir.Cast(loc, ir.Ty(np.dtype(np.int64)), k) if k.ty.dtype != np.int64 else k
+        k = ir.Cast(loc, INT64, k) if k.ty.dtype != np.int64 else k
         return self.arith("+", ir.Var(loc, k.ty, ap.offset), k, node), None
 
     def reject_input_write(self, base: c_ast.Node, lvalue: c_ast.Node) -> None:
@@ -384,3 +534,16 @@ class CExpressions(FunctionBuilder):
         if isinstance(base, c_ast.ID) and self.input_named(base.name) is not None:
             self.error(f"writes the array parameter '{base.name}'; array parameters are "
                        "read-only inputs (a task's own copy is not supported yet)", lvalue)
+        if isinstance(base, c_ast.ID) and self.scopes.lookup(base.name) is None:
+            g = self.ctx.globals.get(base.name)
+            if g is not None and g.pointer:
+                self.error(f"writes through the file-scope pointer '{base.name}'; what it "
+                           "points to is a read-only input of the program (the caller "
+                           "supplies it)", lvalue)
+
+
+def _plus(i: c_ast.Node, k: c_ast.Node, node: c_ast.Node) -> c_ast.Node:
+    """The element offset ``i + k`` (``k`` alone when ``i`` is the literal 0)."""
+    if isinstance(i, c_ast.Constant) and i.value == "0":
+        return k
+    return c_ast.BinaryOp("+", i, k, node.coord)

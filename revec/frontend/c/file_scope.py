@@ -10,7 +10,8 @@ import numpy as np
 from pycparser import c_ast
 
 from revec import ir
-from revec.frontend.c.context import CProgramContext, Global
+from revec.errors import RevecError
+from revec.frontend.c.context import CProgramContext, Global, spelling
 from revec.frontend.c.lower import CFunction
 from revec.frontend.c.source import SPAWN_TYPES, SYNC_NAMES
 from revec.frontend.c.syntax import is_spawn, walk
@@ -29,6 +30,12 @@ def read_file_scope(ctx: CProgramContext) -> None:
         if isinstance(ext, c_ast.Typedef):
             if ext.name in PRELUDE_NAMES:
                 continue
+            inner = getattr(ext.type, "type", None)
+            if isinstance(ext.type, c_ast.TypeDecl) and isinstance(
+                    inner, (c_ast.Struct, c_ast.Union)):
+                ctx.record(inner)
+                ctx.struct_typedefs[ext.name] = inner
+                continue
             ctx.typedefs[ext.name] = ctx.type_of(ext.type, f"typedef {ext.name}")
         elif isinstance(ext, c_ast.FuncDef):
             name = ext.decl.name
@@ -40,12 +47,19 @@ def read_file_scope(ctx: CProgramContext) -> None:
                 continue
             if isinstance(ext.type, c_ast.FuncDecl):
                 ctx.protos[ext.name] = ext
+            elif ext.name is None and isinstance(ext.type, (c_ast.Struct, c_ast.Union)):
+                ctx.record(ext.type)  # a struct definition (or a forward declaration)
             else:
                 _global_decl(ctx, ext)
         elif isinstance(ext, c_ast.Pragma):
             continue
         else:
             ctx.error("this file-scope construct is not supported", ext)
+    for g in ctx.globals.values():
+        for _, key in g.fields:
+            if key in ctx.globals:
+                ctx.error(f"the input of field '{key[len(g.name) + 1:]}' of '{g.name}' would "
+                          f"be named '{key}', which the file already uses", ctx.globals[key].loc)
     for name, fdef in ctx.functions.items():
         if name == "main":
             continue
@@ -59,6 +73,20 @@ def read_file_scope(ctx: CProgramContext) -> None:
 def _global_decl(ctx: CProgramContext, d: c_ast.Decl) -> None:
     const = "const" in (d.quals or [])
     t = d.type
+    base = t
+    while isinstance(base, (c_ast.ArrayDecl, c_ast.PtrDecl)):
+        base = base.type
+    if isinstance(getattr(base, "type", None), (c_ast.Struct, c_ast.Union)):
+        ctx.record(base.type)  # struct item { ... } *items;
+    if isinstance(t, c_ast.PtrDecl):
+        _pointer_global(ctx, d)
+        return
+    if ctx.struct_of(base) is not None:
+        ctx.globals[d.name] = Global(d.name, None, ctx.src.loc(d), unusable=(
+            f"'{d.name}' is a file-scope struct variable, which revec does not read; a "
+            "task reads an array of structs through a pointer main fills "
+            f"(static {spelling(base)} *{d.name};)"))
+        return
     if isinstance(t, c_ast.ArrayDecl):
         dims: list[c_ast.Node | None] = []
         while isinstance(t, c_ast.ArrayDecl):
@@ -85,6 +113,58 @@ def _global_decl(ctx: CProgramContext, d: c_ast.Decl) -> None:
     if d.init is not None:
         value = _const_value(ctx, d.init, ty)
     ctx.globals[d.name] = Global(d.name, ty, ctx.src.loc(d), value=value, const=const)
+
+
+def _pointer_global(ctx: CProgramContext, d: c_ast.Decl) -> None:
+    """A file-scope pointer (``static int *matrix;``) that ``main`` fills: an input of
+    the program the caller supplies (a pointer to structs: one input per field,
+    ``<name>_<field>``).  A pointer a task cannot read that way is an error where a
+    task reads it (``main`` may use it as it likes)."""
+    loc = ctx.src.loc(d)
+    inner = d.type.type
+    if d.init is not None and not _null(d.init):
+        ctx.globals[d.name] = Global(d.name, None, loc, unusable=(
+            f"'{d.name}' is initialized in its declaration; a file-scope pointer that tasks "
+            "read is filled by main and supplied by the caller (declare it without an "
+            "initializer, or make it a const array)"))
+        return
+    if isinstance(inner, (c_ast.PtrDecl, c_ast.ArrayDecl, c_ast.FuncDecl)):
+        ctx.globals[d.name] = Global(d.name, None, loc, unusable=(
+            f"'{d.name}' is a pointer to pointers (or arrays); a file-scope input is one "
+            "flat array: index it m[i * n + j]"))
+        return
+    try:
+        struct = ctx.struct_of(inner)
+        if struct is not None:
+            fields = ctx.struct_fields(struct, d, spelling(inner))
+            keys = []
+            for f in fields:
+                key = f"{d.name}_{f.name}"
+                ctx.inputs[key] = ir.InputDecl(key, f.ty.dtype, 1, loc, None, d.name, f.name)
+                ctx.arrays[key] = np.zeros(0, f.ty.dtype)
+                keys.append((f.name, key))
+            ctx.globals[d.name] = Global(d.name, None, loc, const=False, fields=tuple(keys),
+                                         struct=spelling(inner))
+            return
+        ty = ctx.type_of(inner, f"the elements of '{d.name}'")
+    except RevecError as err:
+        ctx.globals[d.name] = Global(d.name, None, loc, unusable=err)
+        return
+    if ty is None:
+        ctx.globals[d.name] = Global(d.name, None, loc, unusable=(
+            f"'{d.name}' points to void; give the elements a type"))
+        return
+    ctx.inputs[d.name] = ir.InputDecl(d.name, ty.dtype, 1, loc, None, d.name)
+    ctx.arrays[d.name] = np.zeros(0, ty.dtype)
+    ctx.globals[d.name] = Global(d.name, ty, loc, const=False, input=d.name)
+
+
+def _null(node: c_ast.Node) -> bool:
+    """``0``, ``NULL`` or ``(void *)0``: a pointer that points nowhere yet."""
+    if isinstance(node, c_ast.Cast):
+        node = node.expr
+    return (isinstance(node, c_ast.Constant) and node.value == "0") or (
+        isinstance(node, c_ast.ID) and node.name == "NULL")
 
 
 def _const_value(ctx: CProgramContext, node: c_ast.Node, ty: Ty) -> Any:

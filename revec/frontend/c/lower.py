@@ -18,13 +18,30 @@ from collections.abc import Sequence
 from pycparser import c_ast
 
 from revec import ir
-from revec.frontend.c.collect import Collect, counter_only_counts, sum_loops
-from revec.frontend.c.context import CProgramContext
-from revec.frontend.c.expressions import CExpressions
+from revec.frontend.c.boards import CBoards, is_alloca
+from revec.frontend.c.bounds import LOWER, RAISE, update_of
+from revec.frontend.c.collect import (
+    Collect,
+    counter_only_counts,
+    counting_loop,
+    indexed,
+    set_after,
+    sum_loops,
+    write_counts,
+)
+from revec.frontend.c.context import CProgramContext, spelling
 from revec.frontend.c.loops import Range, as_range, continue_with, has_continue
 from revec.frontend.c.outputs import output_params, split_pointer
 from revec.frontend.c.source import SYNC_NAMES
-from revec.frontend.c.syntax import as_if, body_items, ends_with_return, is_spawn, walk
+from revec.frontend.c.syntax import (
+    as_if,
+    assigned_names,
+    body_items,
+    ends_with_return,
+    is_spawn,
+    key,
+    walk,
+)
 from revec.frontend.c.typenames import c_name
 from revec.frontend.rules.c99 import I32, I64, usual
 from revec.frontend.shape import TaskShape
@@ -32,13 +49,14 @@ from revec.ir import BOOL, Ty
 from revec.lib import LibFunction
 
 
-class CFunction(CExpressions):
+class CFunction(CBoards):
     """Lowers one C task or helper function to IR."""
 
     def __init__(self, ctx: CProgramContext, fdef: c_ast.FuncDef | None, kind: str) -> None:
         super().__init__(ctx, fdef, kind)
         self.sum_loops: dict[int, Collect] = {}  # id of a summing loop -> its array
         self.loop_depth = 0
+        self.loop_nodes: list[c_ast.Node | None] = []  # the loops around a statement
         # local array -> (C name of the local it is summed into, the summing loop)
         self.summed: dict[str, tuple[str, c_ast.For]] = {}
         self.outputs: set[str] = set()  # the pointer parameters that are output arrays
@@ -60,9 +78,21 @@ class CFunction(CExpressions):
                     continue  # f(void)
                 self.error("a parameter needs a name", p)
             if isinstance(p.type, (c_ast.PtrDecl, c_ast.ArrayDecl)):
-                self.pointer_param(p, position)
+                if position in self.helper_board_args:
+                    params += self.helper_board_param(p, position)
+                elif self.is_private_param(p, position):
+                    ty = self.ctx.type_of(p.type.type, f"the elements of '{p.name}'")
+                    if ty is None:
+                        self.error(f"parameter '{p.name}' points to void", p)
+                    self.private_pointer_param(p, position, ty)
+                else:
+                    self.pointer_param(p, position)
                 position += 1
                 continue
+            if self.ctx.struct_of(p.type) is not None:
+                self.error(f"parameter '{p.name}' is a struct passed by value; revec reads "
+                           f"structs as arrays: pass a pointer (const {spelling(p.type)} "
+                           f"*{p.name}) and read {p.name}->field", p)
             ty = self.ctx.type_of(p.type, f"parameter '{p.name}'")
             if ty is None:
                 self.error("a parameter of type void", p)
@@ -70,9 +100,10 @@ class CFunction(CExpressions):
             params.append(ir.Param(irname, ty, self.loc(p)))
             position += 1
         self.params = tuple(params)
-        self.params += tuple(self.array_fields())
-        for f in self.array_fields():  # the hidden fields are locals of the task too
+        self.params += tuple(self.array_fields()) + tuple(self.private_fields())
+        for f in self.array_fields() + self.private_fields():  # locals of the task too
             self.locals[f.name] = f.ty
+            self.ctypes[f.name] = f.ty
         self.scopes.open()
 
     def pointer_param(self, p: c_ast.Decl, position: int) -> None:
@@ -90,13 +121,21 @@ class CFunction(CExpressions):
                            "and store it in the task)", p)
             self.error(f"pointer parameter '{p.name}' is not supported; helpers take scalar "
                        "values (pass the elements they need)", p)
-        ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
-        if ty is None:
-            self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
         if self.scopes.in_block(p.name):
             self.error(f"'{p.name}' is declared twice in this block", p)
-        ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,
-                              taken=set(self.scopes.used), output=output)
+        struct = self.ctx.struct_of(inner)
+        if struct is not None:  # an array of structs: one input per field
+            self.struct_names[p.name] = spelling(inner)
+            fields = self.ctx.struct_fields(struct, p, spelling(inner))
+            ap = self.array_param(p.name, position, None, 1, p, with_end=False,
+                                  taken=set(self.scopes.used),
+                                  fields=[(f.name, f.ty.dtype) for f in fields])
+        else:
+            ty = self.ctx.type_of(inner, f"the elements of parameter '{p.name}'")
+            if ty is None:
+                self.error(f"parameter '{p.name}' points to void; give the elements a type", p)
+            ap = self.array_param(p.name, position, ty.dtype, 1, p, with_end=False,
+                                  taken=set(self.scopes.used), output=output)
         self.scopes.used.add(ap.offset)
         self.scopes.bind(p.name, f"<input>{p.name}")
 
@@ -152,6 +191,8 @@ class CFunction(CExpressions):
                 return self.local_decl(node)
             case c_ast.DeclList():
                 return [s for d in node.decls for s in self.local_decl(d)]
+            case c_ast.If() if self.is_bound_update(node):
+                return [self.bound_update(node)]
             case c_ast.If():
                 cond = self.condition(node.cond)
                 before = set(self.pending)
@@ -206,12 +247,17 @@ class CFunction(CExpressions):
                 for e in node.exprs:
                     out += self.stmt(e)
                 return out
+            case c_ast.Cast(expr=c_ast.FuncCall() as call) if isinstance(
+                    node.to_type.type, c_ast.TypeDecl) and getattr(
+                    node.to_type.type.type, "names", None) == ["void"]:
+                return self.call_stmt(call)  # (void) memset(...)
             case c_ast.Cast() | c_ast.BinaryOp() | c_ast.UnaryOp() | c_ast.ID() | \
                     c_ast.Constant() | c_ast.TernaryOp() | c_ast.ArrayRef():
                 self.error("this statement has no effect", node)
         self.error(f"'{type(node).__name__}' statements are not supported", node)
 
-    def loop_body(self, body: c_ast.Node | None) -> tuple[ir.Stmt, ...]:
+    def loop_body(self, body: c_ast.Node | None, loop: c_ast.Node | None = None
+                  ) -> tuple[ir.Stmt, ...]:
         if body is not None:
             # without a cilk_sync in the loop, what a spawn in one iteration assigns is
             # still pending in the next one: reads anywhere in the loop are before the sync
@@ -221,17 +267,19 @@ class CFunction(CExpressions):
                     if isinstance(n, c_ast.Assignment) and is_spawn(n.rvalue):
                         target = n.lvalue
                         name = target.name if isinstance(target, c_ast.ID) else None
+                        irname = self.scopes.lookup(name) if name is not None else None
                         if isinstance(target, c_ast.ArrayRef) and isinstance(
                                 target.name, c_ast.ID) and target.name.name in self.collects:
-                            name = self.collects[target.name.name].acc
-                        irname = self.scopes.lookup(name) if name is not None else None
+                            irname = self.collect_target(self.collects[target.name.name])
                         if irname is not None:
                             self.pending.add(irname)
         self.loop_depth += 1
+        self.loop_nodes.append(loop)
         try:
             return self.scoped(body_items(body))
         finally:
             self.loop_depth -= 1
+            self.loop_nodes.pop()
 
     def local_decl(self, d: c_ast.Decl) -> list[ir.Stmt]:
         if isinstance(d.type, c_ast.FuncDecl):
@@ -239,7 +287,17 @@ class CFunction(CExpressions):
         if "static" in (d.storage or []):
             self.error(f"static local '{d.name}' is global state, which is not supported", d)
         if isinstance(d.type, c_ast.ArrayDecl):
-            return self.collect_decl(d)
+            assert self.fdef is not None
+            collects = any(isinstance(n, c_ast.Assignment) and is_spawn(n.rvalue)
+                           and isinstance(n.lvalue, c_ast.ArrayRef)
+                           and isinstance(n.lvalue.name, c_ast.ID)
+                           and n.lvalue.name.name == d.name for n in walk(self.fdef.body))
+            if self.kind == "task" and (d.name in self.summed or collects):
+                return self.collect_decl(d)
+            return self.board_decl(d)
+        if isinstance(d.type, c_ast.PtrDecl) and (is_alloca(d.init) or (
+                d.init is None and self.alloca_size(d) is not None)):
+            return self.board_decl(d)
         ty = self.ctx.type_of(d.type, f"'{d.name}'")
         if ty is None:
             self.error("a variable of type void", d)
@@ -295,6 +353,9 @@ class CFunction(CExpressions):
         lib = self.ctx.lib(fname)
         if lib is not None and len(lib.result_types) > 1:
             return [self.lib_unpack(lib, node)]
+        board = self.board_call(node)
+        if board is not None:
+            return board
         value = self.expr(node)
         if isinstance(value, ir.Recur):
             self.error(f"the value of this call of '{self.name}' is dropped", node)
@@ -339,13 +400,30 @@ class CFunction(CExpressions):
         if isinstance(lvalue, c_ast.ID):
             irname = self.scopes.lookup(lvalue.name)
             if irname is None:
+                if lvalue.name in self.ctx.bounds:
+                    b = self.ctx.bounds[lvalue.name]
+                    form = RAISE if b.op == "max" else LOWER
+                    self.error(f"writes the bound '{lvalue.name}' other than by "
+                               f"{form[0].replace('G', lvalue.name)}: a bound is only "
+                               f"{form[1]}, to prune", lvalue)
                 if lvalue.name in self.ctx.globals:
                     self.error(f"writes the file-scope variable '{lvalue.name}'; global "
-                               "writes are not supported (tasks return their results)", lvalue)
+                               "writes are not supported (tasks return their results; a bound for "
+                               f"pruning is only raised, if (v > {lvalue.name}) {lvalue.name} = v;"
+                               ", or only lowered)", lvalue)
                 self.error(f"'{lvalue.name}' is not declared", lvalue)
             if irname in self.loopvars:
                 self.error(f"the loop index '{lvalue.name}' is assigned in its loop", lvalue)
             return irname
+        if isinstance(lvalue, c_ast.StructRef):
+            base = lvalue.name
+            while isinstance(base, (c_ast.StructRef, c_ast.ArrayRef, c_ast.UnaryOp,
+                                    c_ast.BinaryOp)):
+                base = base.left if isinstance(base, c_ast.BinaryOp) else (
+                    base.expr if isinstance(base, c_ast.UnaryOp) else base.name)
+            self.reject_input_write(base, lvalue)
+            self.error("only local variables can be assigned (struct fields are read from "
+                       "read-only inputs)", lvalue)
         if isinstance(lvalue, c_ast.UnaryOp) and lvalue.op == "*":
             base = lvalue.expr
             while isinstance(base, c_ast.BinaryOp):
@@ -366,6 +444,12 @@ class CFunction(CExpressions):
 
     def assignment(self, node: c_ast.Assignment) -> list[ir.Stmt]:
         loc = self.loc(node)
+        if isinstance(node.lvalue, c_ast.ID) and self.board_named(node.lvalue.name) and \
+                is_alloca(node.rvalue) and node.op == "=":
+            return []  # the board's storage (its capacity was read from this alloca)
+        stores = self.board_store(node.lvalue, node)
+        if stores is not None:
+            return stores
         if isinstance(node.lvalue, c_ast.ArrayRef) and isinstance(node.lvalue.name, c_ast.ID) \
                 and node.lvalue.name.name in self.collects:
             return self.collect_write(node)
@@ -383,7 +467,10 @@ class CFunction(CExpressions):
             if spawned and node.op != "+=":
                 self.error("only x = cilk_spawn ... and x += cilk_spawn ... are supported",
                            node)
-            cur = self.read_var(irname, node.lvalue)
+            # x += cilk_spawn f(...) reads x only to accumulate the children's values
+            # (the return-value pass sums them): no read of a pending value
+            cur = (ir.Var(self.loc(node.lvalue), self.locals[irname], irname) if spawned
+                   and irname not in self.loopvars else self.read_var(irname, node.lvalue))
             value = self.arith(node.op[:-1], cur, value, node)
         if spawned:
             self.pending.add(irname)
@@ -404,6 +491,22 @@ class CFunction(CExpressions):
                 assert ap is not None
                 return ap, found[1]
         return None
+
+    def is_bound_update(self, node: c_ast.If) -> bool:
+        """``node`` updates a bound (not a local of the same name)."""
+        upd = update_of(node) if id(node) in self.ctx.bound_updates else None
+        return upd is not None and self.scopes.lookup(upd[0]) is None
+
+    def bound_update(self, node: c_ast.If) -> ir.Stmt:
+        """``if (v > G) G = v;`` on the bound G: a reduction into its reducer."""
+        upd = update_of(node)
+        assert upd is not None
+        g, _, value = upd
+        if self.kind != "task":
+            self.error(f"updates the bound '{g}' in a function without spawns; update it "
+                       "in the task", node)
+        self.not_before_test(f"updating the bound '{g}'", "update a bound", node)
+        return self.reduce(self.ctx.bounds[g], value, node)
 
     def increment(self, node: c_ast.UnaryOp) -> list[ir.Stmt]:
         irname = self.target(node.expr)
@@ -440,7 +543,59 @@ class CFunction(CExpressions):
         self.collects[d.name] = c
         self.sum_loops[id(loop)] = c
         self.scopes.bind(d.name, f"<array {d.name}>")
-        return []
+        assert self.fdef is not None
+        if not (indexed(self.fdef.body, d.name) or set_after(self.fdef.body, acc, d)):
+            return []
+        # the loop-index form, or an accumulator set after the spawns (as in BOTS:
+        # 'total = 0; for (...) total += part[i];'): the elements go into a hidden sum
+        # (of the accumulator's type), which the summing loop adds the accumulator's
+        # value to and which is the accumulator from there on
+        sum_ty = self.acc_type(c, d)
+        if sum_ty.kind != "f" and elem.kind == "f":
+            self.error(f"'{c.acc}' is an integer and '{c.name}' holds floating values: sum "
+                       "them into a floating accumulator", d)
+        c.sum_ir = self.scopes.fresh(f"{d.name}_sum")  # an IR local no C name reaches
+        self.ctypes[c.sum_ir] = self.locals[c.sum_ir] = sum_ty
+        return [ir.Assign(self.loc(d), c.sum_ir, ir.Const(self.loc(d), sum_ty, 0))]
+
+    def acc_type(self, c: Collect, where: c_ast.Node) -> Ty:
+        """The C type of the local a collecting array is summed into (its declarations
+        in the function)."""
+        assert self.fdef is not None
+        decls = [n for n in walk(self.fdef.body) if isinstance(n, c_ast.Decl) and
+                 n.name == c.acc and not isinstance(n.type, c_ast.FuncDecl)]
+        tys = {self.ctx.type_of(n.type, f"'{c.acc}'") for n in decls}
+        if len(tys) != 1 or None in tys:
+            self.error(f"the local '{c.acc}' that sums '{c.name}' must be declared once in "
+                       "this function", where)
+        ty = tys.pop()
+        assert ty is not None
+        return ty
+
+    def collect_target(self, c: Collect) -> str | None:
+        """The IR local a collecting array's elements are added into."""
+        return c.sum_ir if c.sum_ir is not None else self.scopes.lookup(c.acc)
+
+    def fill_loop(self, c: Collect, index: str, node: c_ast.Node) -> bool:
+        """``node`` writes ``c[index]`` in the one loop ``for (i = 0; i < B; i++)``
+        filling ``c``, whose iterations write it once (at most once: ``= {0}``)."""
+        loop = self.loop_nodes[-1] if self.loop_depth == 1 else None
+        form = counting_loop(loop) if isinstance(loop, c_ast.For) else None
+        if loop is None or form is None or form[0] != index or \
+                index in assigned_names(loop.stmt) or any(
+                    isinstance(n, c_ast.Decl) and n.name == index for n in walk(loop.stmt)):
+            return False
+        if c.fill is None:
+            lo, hi = write_counts(loop.stmt, c.name)
+            if hi > 1:
+                self.error(f"an iteration of this loop may write '{c.name}[{index}]' twice; "
+                           "each element collects one result", node)
+            if lo < 1 and not c.zeroed:
+                self.error(f"an iteration of this loop may leave '{c.name}[{index}]' "
+                           f"unwritten: write it on every path (e.g. 'else {c.name}[{index}] "
+                           f"= 0;') or declare the array '= {{0}}'", node)
+            c.fill, c.fill_bound = loop, form[1]
+        return c.fill is loop
 
     def collect_write(self, node: c_ast.Assignment) -> list[ir.Stmt]:
         c = self.collects[node.lvalue.name.name]
@@ -454,14 +609,14 @@ class CFunction(CExpressions):
                 self.error(f"'{c.name}' is filled through '{c.counter}++' elsewhere", sub)
             c.counter = sub.expr.name
             extra = self.increment(sub)
-        elif c.zeroed and isinstance(sub, c_ast.ID) and self.loop_depth == 1 and \
-                self.scopes.lookup(sub.name) in self.loopvars and c.writer in (None, id(node)):
-            c.writer = id(node)
+        elif c.sum_ir is not None and isinstance(sub, c_ast.ID) and \
+                self.fill_loop(c, sub.name, node):
+            pass
         else:
-            self.error(f"'{c.name}' collects results through '{c.name}[k++] = ...' (or, "
-                       "declared '= {0}', indexed by the index of the one loop that fills it)",
-                       sub)
-        acc_ir = self.scopes.lookup(c.acc)
+            self.error(f"'{c.name}' collects results through '{c.name}[k++] = ...' or, "
+                       f"in the one loop 'for (i = 0; i < n; i++)' that fills it, through "
+                       f"'{c.name}[i] = ...' once per iteration", sub)
+        acc_ir = self.collect_target(c)
         if acc_ir is None:
             self.error(f"declare '{c.acc}' (which sums '{c.name}') before the spawns that "
                        "fill the array", node)
@@ -474,30 +629,52 @@ class CFunction(CExpressions):
         return [ir.Assign(loc, acc_ir, self.convert(total, acc_ty)), *extra]
 
     def sum_loop(self, node: c_ast.For, c: Collect) -> list[ir.Stmt]:
+        assert self.fdef is not None
+        loc = self.loc(node)
         acc_ir = self.scopes.lookup(c.acc)
         if acc_ir is None:
             self.error(f"'{c.acc}' is not declared", node)
-        if acc_ir in self.pending:
+        if self.collect_target(c) in self.pending:
             self.error(f"'{c.name}' holds spawned values and is read before cilk_sync", node)
-        rng = self.range_of(node)
-        bound = node.cond.right if isinstance(node.cond, c_ast.BinaryOp) else None
-        ok = rng is not None and node.cond.op == "<" and isinstance(
-            node.init, c_ast.DeclList) and isinstance(node.init.decls[0].init, c_ast.Constant)
-        if ok:
-            assert rng is not None
-            start = self.const_expr(node.init.decls[0].init, I64)
-            ok = start == 0 and rng.step == 1
-        if ok and c.counter is not None and c.writer is None:
-            assert self.fdef is not None
+        form = counting_loop(node)
+        ok = form is not None
+        if form is not None:
+            index, bound = form
+            add = body_items(node.stmt)[0]
+            sub = add.rvalue.subscript if isinstance(add.rvalue, c_ast.ArrayRef) else \
+                add.rvalue.right.subscript
+            ok = isinstance(sub, c_ast.ID) and sub.name == index
+        if ok and c.counter is not None:
             ok = isinstance(bound, c_ast.ID) and bound.name == c.counter and \
                 counter_only_counts(self.fdef.body, c)
+        elif ok and c.fill is not None and c.fill_bound is not None:
+            # the filling loop's bound, unchanged since (names the task never assigns)
+            names = {n.name for n in walk(bound) if isinstance(n, c_ast.ID)}
+            ok = (c.zeroed and self.try_const(bound) == c.size) or (
+                key(bound) == key(c.fill_bound) and
+                not names & assigned_names(self.fdef.body))
         elif ok:
-            ok = c.zeroed and c.counter is None and self.try_const(bound) == c.size
+            ok = c.zeroed and self.try_const(bound) == c.size
         if not ok:
             want = c.counter if c.counter is not None else str(c.size)
             self.error(f"the loop summing '{c.name}' must add every element it was filled "
                        f"with: for (int i = 0; i < {want}; i++) {c.acc} += {c.name}[i];", node)
-        return []
+        if c.sum_ir is None:
+            return []
+        # from here on the hidden sum is the accumulator: sound while no later statement
+        # can read the accumulator's old local, so after this block the task returns
+        block = next(n for n in walk(self.fdef.body) if isinstance(n, c_ast.Compound) and
+                     any(x is node for x in body_items(n)))
+        rest = body_items(block)[[id(x) for x in body_items(block)].index(id(node)) + 1:]
+        if block is not self.fdef.body and not ends_with_return(rest):
+            self.error(f"after the loop summing '{c.name}' into '{c.acc}', return in the "
+                       "same block", node)
+        if self.ctypes[acc_ir] != self.ctypes[c.sum_ir]:
+            self.error(f"'{c.acc}' is declared with another type here", node)
+        total = self.arith("+", ir.Var(loc, self.locals[c.sum_ir], c.sum_ir),
+                           ir.Var(loc, self.locals[acc_ir], acc_ir), node)
+        self.scopes.bind(c.acc, c.sum_ir)
+        return [ir.Assign(loc, c.sum_ir, self.convert(total, self.ctypes[c.sum_ir]))]
 
     # ------------------------------------------------------------------ loops
     def range_of(self, node: c_ast.For) -> Range | None:
@@ -520,7 +697,7 @@ class CFunction(CExpressions):
                         d = 1 if rng.op == "<=" else -1
                         stop = ir.BinOp(loc, I64, "+", stop, ir.Const(loc, I64, d))
                     irname = self.declare(rng.index, rng.ty, node.init.decls[0], loop=True)
-                    body = self.loop_body(node.stmt)
+                    body = self.loop_body(node.stmt, node)
                     return [ir.For(loc, irname, start, stop, ir.Const(loc, I64, rng.step),
                                    body)]
             init: list[ir.Stmt] = []
@@ -530,7 +707,7 @@ class CFunction(CExpressions):
                 init = self.stmt(node.init)
             cond = (self.condition(node.cond) if node.cond is not None
                     else ir.Const(loc, BOOL, True))
-            body = self.loop_body(node.stmt)
+            body = self.loop_body(node.stmt, node)
             step_stmts = tuple(self.stmt(node.next)) if node.next is not None else ()
             body = continue_with(body, step_stmts)
             return [*init, ir.While(loc, cond, (*body, *step_stmts))]

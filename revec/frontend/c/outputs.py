@@ -6,10 +6,11 @@ A pointer parameter the function writes through (``out[i] = v;``, ``*(out + i) =
 element by one task, and the root's caller gets the array back
 (revec/frontend/outputs.py).  A pointer parameter whose calls get the address of a
 *local* (``f(n - 1, &x)``) is an out-parameter, a different thing (a child hands a
-value back to its parent; revec/frontend/c/outparams.py on its own branch): the rule
-that keeps the two apart is what the children get — ``&x`` / ``&arr[i]`` of a local:
-out-parameter; the parameter itself or the parameter plus k: output array.  A pointer
-parameter only read is a read-only input.
+value back to its parent; revec/frontend/c/outparams.py): the rule that keeps the
+two apart is what the children get — ``&x`` / ``&arr[i]`` of a local: out-parameter;
+a local array: a task-private board (revec/frontend/c/boards.py); the parameter itself
+or the parameter plus k: output array (:func:`is_out_parameter` decides for the
+out-parameter pass).  A pointer parameter only read is a read-only input.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pycparser import c_ast
+
+from revec.frontend.c.syntax import walk
 
 
 def pointer_base(node: c_ast.Node, names: set[str]) -> str | None:
@@ -106,6 +109,54 @@ def address_of_local(fdef: c_ast.FuncDef, name: str, position: int,
 
     Visit().visit(fdef.body)
     return found
+
+
+def self_call_args(fdef: c_ast.FuncDef, position: int) -> list[c_ast.Node]:
+    """What the function's calls of itself pass as argument ``position``."""
+    fname = fdef.decl.name
+    out: list[c_ast.Node] = []
+    for node in walk(fdef.body):
+        if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
+                node.name.name == fname and node.args is not None and \
+                position < len(node.args.exprs):
+            arg = node.args.exprs[position]
+            while isinstance(arg, c_ast.Cast):
+                arg = arg.expr
+            out.append(arg)
+    return out
+
+
+def local_arrays(fdef: c_ast.FuncDef) -> set[str]:
+    """The function's local array and pointer declarations (a board's candidates)."""
+    return {n.name for n in walk(fdef.body)
+            if isinstance(n, c_ast.Decl) and isinstance(n.type, (c_ast.ArrayDecl,
+                                                                 c_ast.PtrDecl))}
+
+
+def is_out_parameter(fdef: c_ast.FuncDef, name: str, position: int) -> bool:
+    """Is the pointer parameter ``name`` (argument ``position``), which the function
+    writes through, an out-parameter (revec/frontend/c/outparams.py) rather than a
+    task-private board or an output array?  The function's calls of itself decide: a
+    call passing an address (``&x``, ``&a[i]``, not of the parameter's own elements)
+    makes it an out-parameter; else a local array passed makes it a board; else a
+    call passing something made from the parameter (``out``, ``out + k``, ``&out[k]``,
+    or a wrong use such as ``out * 2``, the array pass's located error) makes it an
+    output array, and so does having no calls of itself; calls passing only other
+    values leave it to the out-parameter pass (and its located errors)."""
+    args = self_call_args(fdef, position)
+    for arg in args:
+        if isinstance(arg, c_ast.UnaryOp) and arg.op == "&":
+            inner = arg.expr
+            while isinstance(inner, c_ast.ArrayRef):
+                inner = inner.name
+            if not (isinstance(inner, c_ast.ID) and inner.name == name):
+                return True
+    boards = local_arrays(fdef) - {name}
+    if any(isinstance(a, c_ast.ID) and a.name in boards for a in args):
+        return False
+    if not args:
+        return False
+    return not any(isinstance(n, c_ast.ID) and n.name == name for a in args for n in walk(a))
 
 
 def output_params(fdef: c_ast.FuncDef) -> set[str]:

@@ -17,7 +17,8 @@ import numpy as np
 
 from revec import ir
 from revec.emit.pyexpr import ExprEmitter, StmtEmitter, cast
-from revec.frontend.outputs import pop_task, push_task, reference_store
+from revec.frontend.outputs import reference_store
+from revec.lang import Bound, pop_task, push_task
 from revec.lib import LIBRARY
 
 INT64 = ir.Ty(np.dtype(np.int64))
@@ -30,6 +31,7 @@ class _SeqExpr(ExprEmitter):
                          lib_call=lambda f, a: f"_lib_{f}({', '.join(a)})",
                          wrap_signed=False)
         self.task = task
+        self.bound = lambda r: f"{r}.value"  # a bound's current value (lang.Bound)
 
     def __call__(self, e: ir.Expr) -> str:
         if isinstance(e, ir.Recur):
@@ -64,7 +66,11 @@ def sequential_source(program: ir.Program) -> str:
             idx = "".join(f"{e(i)}, " for i in s.indices)
             return [f"{ind}_rv_store({s.array}, ({idx}), {e(s.value)})"]
 
-        st = StmtEmitter(e, var=lambda n: n, spawn=spawn, in_task=False, store=store)
+        def fold(s: ir.Reduce, ind: str, e: _SeqExpr = e) -> list[str]:
+            return [f"{ind}{s.reducer}.fold({e(s.value)})"]  # a bound's raise or lower
+
+        st = StmtEmitter(e, var=lambda n: n, spawn=spawn, reduce=fold, in_task=False,
+                         store=store)
         body = st.block(t.prologue, "    ", 0) if t.prologue else []
         body += [f"    if {e(t.is_base)}:", *st.block(t.base, "        ", 0),
                  "    else:", *st.block(t.inductive, "        ", 0)]
@@ -84,12 +90,17 @@ def sequential_source(program: ir.Program) -> str:
             lines += _function(f"_task_{t.name}", t.params, body)
         # the caller's arguments: the scalars, with an array argument in its place (the
         # array itself is this module's global); a view starts at offset 0
-        arrays = {ap.position for ap in t.arrays}
+        arrays = {ap.position for ap in t.arrays} | {pa.position for pa in t.private}
+        # a board's fields: the root's array, zero-padded to the capacity
+        element = {f: f"_element(args[{pa.position}], {k}, np.{pa.ty.dtype.name})"
+                   for pa in t.private for k, f in enumerate(pa.fields)}
         picked = ", ".join([f"args[{i}]" for i in range(t.arity) if i not in arrays]
-                           + ["0" for p in t.params if p.hidden])
+                           + [element.get(p.name, "0") for p in t.params if p.hidden])
         lines += [f"def {t.name}(*args):",
                   "    with np.errstate(all='ignore'):",
-                  f"        return _task_{t.name}({picked if t.arrays else '*args'})", ""]
+                  f"        return _task_{t.name}({picked if arrays else '*args'})", ""]
+    lines += ["def _element(a, k, ty):",
+              "    return ty(a[k]) if k < len(a) else ty(0)", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -107,6 +118,9 @@ def _module(program: ir.Program, source: str, arrays: dict[str, np.ndarray]
     g["np"] = np
     g["_rv_store"], g["_rv_push"], g["_rv_pop"] = reference_store, push_task, pop_task
     g.update(arrays)
+    for r in program.reducers.values():
+        if r.bound:
+            g[r.name] = Bound(r.dtype.type, r.op, r.start)
     for name in program.libs:
         g[f"_lib_{name}"] = LIBRARY[name].py
     exec(compile(source, f"<sequential reference of {program.path}>", "exec"), g)

@@ -47,6 +47,7 @@ typedef int __SPAWN_; typedef int _S5; extern int cilk_sync; extern int _SY_;
 KNOWN_HEADERS = {
     "cilk/cilk.h", "cilk/cilk_api.h", "stdint.h", "stdbool.h", "inttypes.h", "stddef.h",
     "stdio.h", "stdlib.h", "string.h", "limits.h", "assert.h", "cilk.h", "math.h",
+    "alloca.h", "memory.h",  # alloca, memcpy, memset on task-private boards
 }
 UNSUPPORTED_KEYWORDS = {
     "cilk_for": "cilk_for loops are not supported; write the loop with cilk_spawn in "

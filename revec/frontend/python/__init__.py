@@ -20,18 +20,32 @@ TOO_DEEP = ("the program nests too deeply for the checker (expressions or chains
             "calls thousands of levels deep); split long expressions into statements")
 
 
-def load_python_program(path: str | Path) -> ir.Program:
-    """Check a Python program file: its module level is executed once (a fresh module)."""
+Sizes = dict[tuple[str, str], int]
+
+
+def load_python_program(path: str | Path, sizes: Sizes | None = None) -> ir.Program:
+    """Check a Python program file: its module level is executed once (a fresh module).
+    ``sizes``: the root values of the parameters that bound task-private lists (the
+    program specialised for a root call, :attr:`revec.ir.Program.specialize`)."""
     with depth_guard(path, TOO_DEEP):
         src = read_source(path)
         static_reducer_checks(src)
-        return check_module(src, None)
+        program = check_module(src, None, sizes)
+    program.specialize = lambda new: load_python_program(path, new)
+    return program
 
 
 def load_python_source(name: str, text: str, namespace: types.ModuleType) -> ir.Program:
     """Check a program whose module is already live: ``text`` is its source, ``namespace``
     its globals; nothing is executed."""
+    return _live(name, text, namespace, None)
+
+
+def _live(name: str, text: str, namespace: types.ModuleType, sizes: Sizes | None
+          ) -> ir.Program:
     with depth_guard(name, TOO_DEEP):
         src = parse_source(name, text)
         static_reducer_checks(src)
-        return check_module(src, namespace)
+        program = check_module(src, namespace, sizes)
+    program.specialize = lambda new: _live(name, text, namespace, new)
+    return program

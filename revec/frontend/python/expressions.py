@@ -17,9 +17,10 @@ import numpy as np
 import revec.lang as lang
 from revec import ir
 from revec.errors import RevecError
-from revec.frontend.builder import FunctionBuilder, Spelling
+from revec.frontend.builder import INT64, ArrayVar, FunctionBuilder, Spelling
 from revec.frontend.python.context import ProgramContext
 from revec.frontend.python.signature import (
+    ArrayArg,
     annotation_value,
     scalar_type_of,
     strong,
@@ -51,6 +52,11 @@ PYTHON = Spelling(
     recursive_helper=("helper '{name}' is recursive: helpers cannot recurse "
                       "(only tasks recurse, through spawn)"),
 )
+
+
+def bound_update(decl: ir.ReducerDecl) -> str:
+    """The method that updates the bound ``decl``: raise_to (max) or lower_to (min)."""
+    return "raise_to" if decl.op == "max" else "lower_to"
 
 
 class PyExpressions(FunctionBuilder):
@@ -107,7 +113,8 @@ class PyExpressions(FunctionBuilder):
             if any(t.dtype not in ir.SUPPORTED_DTYPES for t in sig):
                 self.error(f"an argument of '{name}' has a type revec does not support", node)
             key = name + "__" + "_".join(
-                t.dtype.name for p, t in zip(params, sig) if p.annotation is None)
+                (f"{t.dtype.name}x{t.capacity}" if isinstance(t, ArrayArg) else t.dtype.name)
+                for p, t in zip(params, sig) if p.annotation is None)
 
         def lower() -> ir.HelperDef:
             lowerer = type(self)(ctx, fdef, kind="helper")
@@ -197,6 +204,10 @@ class PyExpressions(FunctionBuilder):
 
     def name_ref(self, name: str, node: cst.CSTNode) -> ir.Expr:
         loc = self.loc(node)
+        if name in self.array_vars:
+            self.error(f"'{name}' is a task-private list: index it ({name}[i]), take its "
+                       f"len({name}), build a child's list from it ({name} + [x]) or pass "
+                       "it to a spawn or a helper", node)
         ap = self.array_named(name)
         if ap is not None and ap.output:
             self.error(f"'{name}' is an output array: write its elements ({name}[i] = v) "
@@ -228,11 +239,22 @@ class PyExpressions(FunctionBuilder):
             return ir.Const(loc, Ty(value.dtype), value.item())
         if isinstance(value, np.ndarray):
             self.error(f"module-level array '{name}' must be indexed ({name}[i])", node)
+        if name in self.ctx.reducers and self.ctx.reducers[name].bound:
+            self.error(f"'{name}' is a Bound: read its value as {name}.value (to prune) and "
+                       f"update it with {name}.{bound_update(self.ctx.reducers[name])}(v)",
+                       node)
         if name in self.ctx.reducers:
             self.error(f"reducer '{name}' can only be updated with reduce({name}, value)", node)
         self.error(f"module-level '{name}' is not a numeric constant a task can read", node)
 
     def attribute_ref(self, node: cst.Attribute) -> ir.Expr:
+        if isinstance(node.value, cst.Name) and node.value.value not in self.locals:
+            decl = self.ctx.reducers.get(node.value.value)
+            if decl is not None and decl.bound:
+                if node.attr.value != "value":
+                    self.error(f"'{decl.name}' is a Bound: tasks read {decl.name}.value",
+                               node.attr)
+                return ir.BoundRead(self.loc(node), Ty(decl.dtype), decl.name)
         value = self.annotation(node)
         text = self.text(node)
         if isinstance(value, (int, float, np.generic)) and not isinstance(value, np.ndarray):
@@ -269,6 +291,12 @@ class PyExpressions(FunctionBuilder):
         if not isinstance(base, cst.Name):
             self.error("only module-level arrays can be indexed", node)
         name = base.value
+        av = self.array_vars.get(name)
+        if av is not None:
+            if len(indices) != 1:
+                self.error(f"'{name}' is a list of one dimension; index it {name}[i]", node)
+            index = self.typed(lambda: self.rules.index(self.expr(indices[0])), indices[0])
+            return self.array_element(av, index, node)
         ap = self.array_named(name)
         if ap is not None:
             return self.input_element(ap, indices, node)
@@ -315,6 +343,9 @@ class PyExpressions(FunctionBuilder):
             return self.lib_call(lib, node, allow_tuple)
         if fname == "len" and "len" not in g and len(node.args) == 1 and isinstance(
                 node.args[0].value, cst.Name):
+            av = self.array_vars.get(node.args[0].value.value)
+            if av is not None:
+                return self.array_length(av, node)
             ap = self.array_named(node.args[0].value.value)
             if ap is not None:
                 return self.view_length(ap, node)
@@ -386,12 +417,32 @@ class PyExpressions(FunctionBuilder):
         return self.convert(args[0], res)
 
     def helper_call(self, fname: str, node: cst.Call, allow_tuple: bool) -> ir.Expr:
-        raw = [self.expr(a.value) for a in node.args]
         n = len(self.ctx.functions[fname].params.params)
         if len(node.args) != n:
             self.error(f"{fname}() takes {n} argument(s), got {len(node.args)}", node)
-        helper = self.helper(fname, node, tuple(a.ty for a in raw))
-        args = tuple(self.convert(e, p.ty) for e, p in zip(raw, helper.params))
+        raw: list[ir.Expr | ArrayVar] = []
+        for a in node.args:
+            v = a.value
+            if isinstance(v, cst.Name) and v.value in self.array_vars:
+                raw.append(self.array_vars[v.value])
+            else:
+                raw.append(self.expr(v))
+        sig = tuple(ArrayArg(x.ty, len(x.elements), x.length is not None)
+                    if isinstance(x, ArrayVar) else x.ty for x in raw)
+        helper = self.helper(fname, node, sig)  # type: ignore[arg-type]
+        flat: list[ir.Expr] = []
+        loc = self.loc(node)
+        for x in raw:
+            if isinstance(x, ArrayVar):
+                flat += [ir.Var(loc, x.ty, e) for e in x.elements]
+                if x.length is not None:
+                    flat.append(ir.Var(loc, INT64, x.length))
+            else:
+                flat.append(x)
+        if any(isinstance(x, ArrayVar) for x in raw) and len(flat) != len(helper.params):
+            self.error(f"{fname}() takes its list parameter(s) unannotated (their type "
+                       "comes from the call)", node)
+        args = tuple(self.convert(e, p.ty) for e, p in zip(flat, helper.params))
         rt = helper.result_tys
         if not rt and not allow_tuple:
             self.error(f"helper '{fname}' returns no value", node)

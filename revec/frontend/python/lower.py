@@ -15,16 +15,22 @@ import libcst as cst
 import numpy as np
 
 from revec import ir
-from revec.frontend.builder import Cases
+from revec.frontend.builder import INT64, ArrayVar, Cases
+from revec.frontend.builder import _fresh_name as _fresh
 from revec.frontend.python.context import ProgramContext
-from revec.frontend.python.expressions import PyExpressions
+from revec.frontend.python.expressions import bound_update
+from revec.frontend.python.lists import PrivateLists
 from revec.frontend.python.signature import (
+    ArrayArg,
     array_annotation,
     check_default,
     indexed_dimensions,
+    is_view,
+    length_bound,
     names_in,
     output_annotation,
     param_ty,
+    self_calls,
     strong,
 )
 from revec.frontend.python.syntax import (
@@ -40,7 +46,7 @@ from revec.ir import WEAK_INT, Ty
 from revec.lang import Task
 
 
-class PyFunction(PyExpressions):
+class PyFunction(PrivateLists):
     """Lowers one task or helper function to IR."""
 
     def __init__(self, ctx: ProgramContext, fdef: cst.FunctionDef, kind: str) -> None:
@@ -69,7 +75,11 @@ class PyFunction(PyExpressions):
         for i, prm in enumerate(p.params):
             pname = prm.name.value
             if prm.annotation is None and self.kind == "helper" and self.arg_tys is not None:
-                out.append(ir.Param(pname, strong(self.arg_tys[i]), self.loc(prm)))
+                arg = self.arg_tys[i]
+                if isinstance(arg, ArrayArg):
+                    out += self.helper_array_param(pname, arg, prm)
+                    continue
+                out.append(ir.Param(pname, strong(arg), self.loc(prm)))
                 continue
             if prm.annotation is None:
                 self.error(f"parameter '{pname}' has no type annotation; annotate it with a "
@@ -88,6 +98,14 @@ class PyFunction(PyExpressions):
                 dtype, ndim = array
                 if taken is None:
                     taken = names_in(self.fdef)
+                calls = self_calls(self.fdef, self.name) if self.kind == "task" else []
+                if any(len(c) > i and not is_view(c[i], pname) for c in calls):
+                    if ndim not in (None, 1):
+                        self.error(f"'{pname}' is a list the task builds anew for its "
+                                   "children; such task-private lists have one dimension",
+                                   ann)
+                    self.private_list_param(pname, i, Ty(dtype), prm, taken, calls)
+                    continue
                 self.array_param(pname, i, dtype, ndim or indexed_dimensions(self.fdef, pname),
                                  prm, with_end=True, taken=taken)
                 continue
@@ -106,7 +124,82 @@ class PyFunction(PyExpressions):
                 check_default(pname, ty, defaults[pname], self.loc(prm.default))
             out.append(ir.Param(pname, ty, self.loc(prm), defaults.get(pname),
                                 pname in defaults))
-        return tuple(out + self.array_fields())
+        return tuple(out + self.array_fields() + self.private_fields())
+
+    def private_list_param(self, pname: str, position: int, ty: Ty, prm: cst.Param,
+                           taken: set[str], calls: list[list[cst.BaseExpression]]) -> None:
+        """A list parameter the task's spawns pass new lists for (``board + [c]``): a
+        task-private list, bounded by its is-base test (``len(board) == n``)."""
+        body = body_statements(self.fdef)
+        shape = self.task_shape(body, self.fdef, as_if, ends_with_return)
+        bound_node = length_bound(shape.test, pname)
+        if bound_node is None:
+            self.error(f"cannot bound the length of the task-private list '{pname}': its "
+                       f"is-base test must end the recursion when the list is full "
+                       f"(len({pname}) == N or len({pname}) >= N, N a constant or a "
+                       "parameter every spawn passes on unchanged), so that the list can "
+                       "be stored in the thread blocks with the task", shape.test)
+        capacity, bound = self.capacity_of(bound_node, calls, pname)
+
+        def fresh(base: str) -> str:
+            name = _fresh(base, taken)
+            taken.add(name)
+            return name
+
+        ann = prm.annotation.annotation if prm.annotation is not None else None
+        base = ann.value if isinstance(ann, cst.Subscript) else None
+        kind = base.value if isinstance(base, cst.Name) else (
+            base.attr.value if isinstance(base, cst.Attribute) else "list")
+        av = self.private_param(pname, position, ty, capacity, bound, prm, with_length=True,
+                                fresh=fresh,
+                                sequence="tuple" if kind in ("tuple", "Tuple") else "list")
+        self.array_vars[pname] = av
+
+    def capacity_of(self, node: cst.BaseExpression, calls: list[list[cst.BaseExpression]],
+                    pname: str) -> tuple[int, str | None]:
+        """The capacity a bound ``N`` stands for: a constant, or a parameter every spawn
+        passes unchanged (its root value, once bound: ``ctx.sizes``)."""
+        if isinstance(node, cst.Integer):
+            return max(int(node.evaluated_value), 1), None
+        if isinstance(node, cst.Name):
+            params = [q.name.value for q in self.fdef.params.params]
+            if node.value in params:
+                k = params.index(node.value)
+                if all(len(c) > k and isinstance(c[k], cst.Name)
+                       and getattr(c[k], "value", None) == node.value for c in calls):
+                    size = self.ctx.sizes.get((self.name, node.value))
+                    if size is None:  # checked before a root call: a nominal capacity
+                        task_obj = self.ctx.globals().get(self.name)
+                        default = (task_obj.defaults.get(node.value)
+                                   if isinstance(task_obj, Task) else None)
+                        size = int(default) if isinstance(default, int) else 1
+                    return max(size, 1), node.value
+            value = self.ctx.globals().get(node.value)
+            if isinstance(value, int) and not isinstance(value, bool) and \
+                    node.value not in params:
+                return max(value, 1), None
+        self.error(f"the length of the task-private list '{pname}' is bounded by "
+                   f"'{self.text(node)}', which is neither a constant nor a parameter every "
+                   "spawn passes on unchanged", node)
+
+    def helper_array_param(self, pname: str, arg: ArrayArg, prm: cst.Param) -> list[ir.Param]:
+        """A helper's parameter given a task-private list: one parameter per element and
+        its length (the helper is specialised per capacity)."""
+        taken = names_in(self.fdef)
+
+        def fresh(base: str) -> str:
+            name = _fresh(base, taken)
+            taken.add(name)
+            return name
+
+        loc = self.loc(prm)
+        elements = tuple(fresh(f"{pname}_{k}") for k in range(arg.capacity))
+        length = fresh(f"{pname}_len") if arg.with_length else None
+        self.array_vars[pname] = ArrayVar(pname, arg.ty, elements, length)
+        out = [ir.Param(e, arg.ty, loc) for e in elements]
+        if length is not None:
+            out.append(ir.Param(length, INT64, loc))
+        return out
 
     def bind_params(self) -> None:
         """Start a round of the fixpoint: the parameters' types, then the locals'."""
@@ -241,7 +334,16 @@ class PyFunction(PyExpressions):
             case cst.Assign(targets=targets, value=value):
                 if len(targets) != 1:
                     self.error("chained assignment is not allowed; assign one target", node)
-                return [self.assign(targets[0].target, value, node)]
+                target = targets[0].target
+                if isinstance(target, cst.Name) and (
+                        target.value in self.array_vars or self.builds_list(value)):
+                    return self.list_assign(target.value, value, node)
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                        and target.value.value in self.array_vars and len(target.slice) == 1 \
+                        and isinstance(target.slice[0].slice, cst.Index):
+                    return self.list_store(self.array_vars[target.value.value],
+                                           target.slice[0].slice.value, value, node)
+                return [self.assign(target, value, node)]
             case cst.AnnAssign(target=target, value=value):
                 if value is None:
                     self.error("a declaration without a value is not allowed", node)
@@ -416,6 +518,11 @@ class PyFunction(PyExpressions):
                 return [self.spawn_stmt(value)]
             if fname == "reduce" and self.is_lang("reduce"):
                 return [self.reduce_stmt(value)]
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                isinstance(value.func.value, cst.Name) and \
+                value.func.value.value in self.ctx.reducers and \
+                value.func.value.value not in self.locals:
+            return [self.bound_stmt(value, value.func.value.value, value.func.attr.value)]
         if isinstance(value, (cst.Yield, cst.Await)):
             self.error(f"{'yield' if isinstance(value, cst.Yield) else 'await'} is not "
                        "allowed in a task", value)
@@ -461,5 +568,32 @@ class PyFunction(PyExpressions):
             text = self.text(rnode)
             self.error(f"'{text}' is not a declared reducer; declare it at module level, "
                        f"e.g. {text} = Reducer(np.int64, \"sum\")", rnode)
-        return self.reduce(self.ctx.reducers[rnode.value], call.args[1].value, call)
+        decl = self.ctx.reducers[rnode.value]
+        if decl.bound:
+            self.error(f"'{decl.name}' is a Bound, not an ordinary reducer: update it with "
+                       f"{decl.name}.{bound_update(decl)}(value) and read it as "
+                       f"{decl.name}.value to prune", rnode)
+        return self.reduce(decl, call.args[1].value, call)
+
+    def bound_stmt(self, call: cst.Call, name: str, method: str) -> ir.Stmt:
+        """``best.raise_to(v)`` (a "max" Bound) or ``best.lower_to(v)`` (a "min" one):
+        a reduction into the bound's hidden reducer."""
+        decl = self.ctx.reducers[name]
+        if not decl.bound:
+            self.error(f"'{name}' is a Reducer: update it with reduce({name}, value)", call)
+        if method not in ("raise_to", "lower_to"):
+            self.error(f"'{name}' is a Bound: update it with {name}.{bound_update(decl)}(v)",
+                       call.func)
+        if method != bound_update(decl):
+            self.error(f"'{name}' is a \"{decl.op}\" Bound: it is only "
+                       f"{'raised' if decl.op == 'max' else 'lowered'} "
+                       f"({name}.{bound_update(decl)}(v)); a bound both raised and lowered "
+                       "cannot prune soundly", call.func)
+        if self.section == "helper":
+            self.error("helpers cannot update a bound: only tasks do", call)
+        self.not_before_test(f"{name}.{method}", "update a bound", call,
+                             "; update it in the base or inductive case")
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+            self.error(f"{name}.{method} takes one value", call)
+        return self.reduce(decl, call.args[0].value, call)
 

@@ -14,13 +14,14 @@ from revec.frontend.assemble import assemble, used_helpers
 from revec.frontend.python.context import ProgramContext
 from revec.frontend.python.lower import PyFunction
 from revec.frontend.python.source import ParsedSource, load_module
-from revec.lang import REDUCER_OPS, Reducer, Task
+from revec.lang import BOUND_OPS, REDUCER_OPS, Bound, Reducer, Task
 
 
-def _is_reducer_call(node: cst.BaseExpression) -> bool:
+def _is_reducer_call(node: cst.BaseExpression, names: tuple[str, ...] = ("Reducer", "Bound")
+                     ) -> bool:
     return isinstance(node, cst.Call) and (
-        (isinstance(node.func, cst.Name) and node.func.value == "Reducer")
-        or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "Reducer"))
+        (isinstance(node.func, cst.Name) and node.func.value in names)
+        or (isinstance(node.func, cst.Attribute) and node.func.attr.value in names))
 
 
 def static_reducer_checks(src: ParsedSource) -> None:
@@ -29,7 +30,18 @@ def static_reducer_checks(src: ParsedSource) -> None:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for part in stmt.body:
-            if isinstance(part, cst.Assign) and _is_reducer_call(part.value):
+            if isinstance(part, cst.Assign) and _is_reducer_call(part.value, ("Bound",)):
+                call = part.value
+                assert isinstance(call, cst.Call)
+                if len(call.args) not in (2, 3):
+                    raise RevecError("Bound takes a dtype, \"max\" or \"min\" and optionally "
+                                     "a start value: Bound(np.int64, \"max\")", src.loc(call))
+                op = call.args[1].value
+                if isinstance(op, cst.SimpleString) and op.evaluated_value not in BOUND_OPS:
+                    raise RevecError(
+                        f"a Bound is raised (\"max\") or lowered (\"min\"), not "
+                        f"{op.evaluated_value!r}", src.loc(op))
+            elif isinstance(part, cst.Assign) and _is_reducer_call(part.value):
                 call = part.value
                 assert isinstance(call, cst.Call)
                 if len(call.args) != 2:
@@ -42,7 +54,8 @@ def static_reducer_checks(src: ParsedSource) -> None:
                         f"are {', '.join(repr(o) for o in REDUCER_OPS)}", src.loc(op))
 
 
-def check_module(src: ParsedSource, live: types.ModuleType | None) -> ir.Program:
+def check_module(src: ParsedSource, live: types.ModuleType | None,
+                 sizes: dict[tuple[str, str], int] | None = None) -> ir.Program:
     """The checked program of the parsed module ``src``: executed once here (a fresh
     module), or already live (``live``: its globals, nothing executed)."""
     functions: dict[str, cst.FunctionDef] = {}
@@ -64,8 +77,15 @@ def check_module(src: ParsedSource, live: types.ModuleType | None) -> ir.Program
         if isinstance(value, Reducer):
             node = reducer_nodes.get(name)
             loc = src.loc(node) if node is not None else src.at(1, 1)
-            reducers[name] = ir.ReducerDecl(name, value.dtype, value.op, loc)
+            if isinstance(value, Bound):
+                # a bound: a hidden max/min reducer that tasks read to prune
+                start = None if value.start is None else value.start.item()
+                reducers[name] = ir.ReducerDecl(name, value.dtype, value.op, loc, hidden=True,
+                                                bound=True, start=start)
+            else:
+                reducers[name] = ir.ReducerDecl(name, value.dtype, value.op, loc)
     ctx = ProgramContext(src, module, functions, reducers)
+    ctx.sizes = dict(sizes or {})
     tasks: dict[str, ir.TaskDef] = {}
     for name, fdef in functions.items():
         if isinstance(g.get(name), Task):

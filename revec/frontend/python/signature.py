@@ -5,6 +5,7 @@ parameter defaults checked against them (by ``revec check``, not first at ``reve
 from __future__ import annotations
 
 import builtins
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
@@ -30,6 +31,8 @@ def param_ty(value: Any) -> Ty | None:
 
 def strong(ty: Ty) -> Ty:
     """The numpy type a Python scalar of ``ty`` stands for (int -> int64, float -> float64)."""
+    if isinstance(ty, ArrayArg):
+        return ty
     return Ty(ty.dtype) if ty.weak else ty
 
 
@@ -66,6 +69,23 @@ def check_default(name: str, ty: Ty, value: Any, loc: SourceLoc) -> None:
         if dt.itemsize < 8 and abs(float(value)) > float(np.finfo(dt).max):
             raise RevecError(f"the default {value} of parameter '{name}' is out of range "
                              f"for {dt.name}", loc)
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    """A helper argument that is a task-private list: its element type, capacity and
+    whether it carries a length (the helper is specialised per such signature)."""
+
+    ty: Ty
+    capacity: int
+    with_length: bool
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self.ty.dtype
+
+    def __str__(self) -> str:
+        return f"list[{self.ty}] of {self.capacity}"
 
 
 # annotations of a read-only array parameter: list[T], tuple[T, ...], Sequence[T]
@@ -147,3 +167,52 @@ def names_in(function: cst.FunctionDef) -> set[str]:
 
     function.visit(Visit())
     return out
+
+
+def self_calls(function: cst.FunctionDef, task: str) -> list[list[cst.BaseExpression]]:
+    """The argument lists of the function's own calls: ``spawn(task, ...)`` and
+    ``task(...)`` (return-value recursion)."""
+    out: list[list[cst.BaseExpression]] = []
+
+    class Visit(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            if isinstance(f, cst.Name) and f.value == "spawn" and node.args and isinstance(
+                    node.args[0].value, cst.Name) and node.args[0].value.value == task:
+                out.append([a.value for a in node.args[1:]])
+            elif isinstance(f, cst.Name) and f.value == task:
+                out.append([a.value for a in node.args])
+
+    function.body.visit(Visit())
+    return out
+
+
+def is_view(node: cst.BaseExpression, name: str) -> bool:
+    """``name`` itself or a slice of it (what a child gets of a read-only input)."""
+    if isinstance(node, cst.Name):
+        return node.value == name
+    return (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name)
+            and node.value.value == name and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Slice))
+
+
+def length_bound(test: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+    """``X`` where the is-base test ``test`` holds ``len(name) == X`` or
+    ``len(name) >= X`` (either way round, possibly among ``or``/``and`` terms): once the
+    list is X long the task is a base case, so a child built by appending one element
+    to an inductive task's list holds at most X."""
+    def is_len(n: cst.BaseExpression) -> bool:
+        return (isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+                and n.func.value == "len" and len(n.args) == 1
+                and isinstance(n.args[0].value, cst.Name) and n.args[0].value.value == name)
+
+    match test:
+        case cst.BooleanOperation(left=a, right=b):
+            return length_bound(a, name) or length_bound(b, name)
+        case cst.Comparison(left=left, comparisons=[c]):
+            op, right = c.operator, c.comparator
+            if is_len(left) and isinstance(op, (cst.Equal, cst.GreaterThanEqual)):
+                return right
+            if is_len(right) and isinstance(op, (cst.Equal, cst.LessThanEqual)):
+                return left
+    return None
