@@ -451,3 +451,179 @@ def test_dask_chunks_merge_their_outputs(tmp_path: Path) -> None:
     assert np.array_equal(out, expected)
     assert len(got.stats.per_worker) > 1, "the tree was not cut into chunks"
 
+
+# ---------------------------------------------------------------- with the other features
+# (output arrays next to out-parameters, arrays of structs, file-scope pointers and
+# task-private boards / lists, in one task)
+MIXED_C = '''#include <cilk/cilk.h>
+
+struct item { long w; long v; };
+static long *scale;  /* main fills it */
+
+void walk(const struct item *e, long *out, long lo, long hi, long *res) {
+    if (hi - lo <= 1) {
+        long r = 0;
+        if (hi > lo) {
+            r = e[lo].w * scale[0] + (e + lo)->v;
+            out[lo] = r;
+        }
+        *res = r;
+        return;
+    }
+    long mid = (lo + hi) / 2;
+    long x, y;
+    cilk_spawn walk(e, out, lo, mid, &x);
+    walk(e, out, mid, hi, &y);
+    cilk_sync;
+    *res = x + y;
+}
+'''
+
+BOARD_C = '''#include <string.h>
+#include <cilk/cilk.h>
+
+void gen(int n, int j, long idx, char *b, long *out) {
+    if (j == n) {
+        long v = 0, w = 1;
+        for (int k = 0; k < n; k++) {
+            v += b[k] * w;
+            w *= 2;
+        }
+        out[idx] = v;
+        return;
+    }
+    char c[12];
+    memcpy(c, b, j * sizeof(char));
+    c[j] = 0;
+    cilk_spawn gen(n, j + 1, 2 * idx, c, out);
+    char d[12];
+    memcpy(d, b, j * sizeof(char));
+    d[j] = 1;
+    gen(n, j + 1, 2 * idx + 1, d, out + 0);
+    cilk_sync;
+}
+'''
+
+BOARD_PY = '''import numpy as np
+from revec import Output, spawn, task
+
+
+@task
+def gen(b: list[int], n: int, idx: int, out: Output[np.int64]):
+    if len(b) == n:
+        v = 0
+        w = 1
+        for k in range(n):
+            v += b[k] * w
+            w *= 2
+        out[idx] = v
+    else:
+        spawn(gen, b + [0], n, 2 * idx, out)
+        spawn(gen, b + [1], n, 2 * idx + 1, out)
+'''
+
+
+def _bit_reversed(n: int) -> np.ndarray:
+    return np.array([int(format(i, f"0{n}b")[::-1], 2) for i in range(1 << n)], np.int64)
+
+
+@needs_gcc
+@pytest.mark.parametrize("backend", ("c", "numba"))
+def test_c_output_with_out_parameter_structs_and_file_scope_pointer(backend: str,
+                                                                     tmp_path: Path) -> None:
+    """``res`` (children get ``&x``) is the out-parameter, ``out`` (children get
+    ``out``) the output, ``e`` an array of structs, ``scale`` a file-scope input."""
+    path = tmp_path / "mixed.c"
+    path.write_text(MIXED_C)
+    program = load_program(path)
+    t = program.tasks["walk"]
+    assert [ap.name for ap in t.arrays if ap.output] == ["out"]
+    assert [ap.name for ap in t.arrays if ap.fields] == ["e"]
+    assert [p.name for p in t.user_params] == ["lo", "hi"]
+    n = 37
+    items = {"w": np.arange(n, dtype=np.int64) % 7, "v": np.arange(n, dtype=np.int64) * 3}
+    expected = items["w"] * 4 + items["v"]
+    for variant, workers in [("seq", 1)] + [(v, w) for v in VARIANTS for w in (1, 2)]:
+        out = np.full(n + 1, -1, np.int64)
+        got = run_program(path, "walk", (items, out, 0, n), variant=variant,
+                          workers=workers, block_size=2, inputs={"scale": [4]},
+                          **({} if variant == "seq" else {"backend": backend}))
+        assert np.array_equal(out[:n], expected) and out[n] == -1, (variant, out)
+        assert np.array_equal(got.outputs["out"], out)
+        assert got.result == expected.sum(), (variant, got.result)
+
+
+@needs_gcc
+@pytest.mark.parametrize("backend", ("c", "numba"))
+def test_c_output_with_a_board(backend: str, tmp_path: Path) -> None:
+    """``b`` (children get local arrays) is a task-private board, ``out`` (children
+    get ``out``, ``out + 0``) the output."""
+    path = tmp_path / "board.c"
+    path.write_text(BOARD_C)
+    program = load_program(path)
+    t = program.tasks["gen"]
+    assert [pa.name for pa in t.private] == ["b"]
+    assert [ap.name for ap in t.arrays if ap.output] == ["out"]
+    n = 6
+    _every_run(path, "gen", (n, 0, 0, np.zeros(0, np.int8), np.zeros(1 << n, np.int64)),
+               backend, 4, _bit_reversed(n))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_output_with_a_private_list(backend: str, tmp_path: Path) -> None:
+    path = tmp_path / "board.py"
+    path.write_text(BOARD_PY)
+    n = 5
+    _every_run(path, "gen", ([], n, 0, np.zeros(1 << n, np.int64)), backend, 3,
+               _bit_reversed(n))
+
+
+@needs_gcc
+def test_c_output_and_boards_checked_and_on_the_command_line(tmp_path: Path) -> None:
+    """--check-outputs and --output with a board, and a file-scope --input beside an
+    output."""
+    path = tmp_path / "mixed.c"
+    path.write_text(MIXED_C)
+    items = tmp_path / "items.txt"
+    items.write_text("".join(f"{i % 5} {i}\n" for i in range(9)))
+    out = tmp_path / "out.txt"
+    out.write_text("0\n" * 9)
+    scale = tmp_path / "scale.txt"
+    scale.write_text("2\n")
+    res = tmp_path / "res.npy"
+    proc = subprocess.run([sys.executable, "-m", "revec", "run", str(path), "walk",
+                           str(items), str(out), "0", "9", "--input", f"scale={scale}",
+                           "--output", f"out={res}", "--check-outputs", "--backend", "c"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(np.load(res), np.arange(9) % 5 * 2 + np.arange(9))
+    proc = subprocess.run([sys.executable, "-m", "revec", "check", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "task walk(e: {w: int64, v: int64}[], out: int64[] (output), lo: int64, " \
+        "hi: int64) -> int64" in proc.stdout, proc.stdout
+    assert "input scale: int64[]" in proc.stdout
+    bpath = tmp_path / "board.c"
+    bpath.write_text(BOARD_C)
+    got = run_program(bpath, "gen", (4, 0, 0, [], np.zeros(16, np.int64)), backend="c",
+                      check_outputs=True)
+    assert got.outputs_checked and np.array_equal(got.outputs["out"], _bit_reversed(4))
+
+
+@needs_gcc
+def test_dask_chunks_with_a_board_merge_their_outputs(tmp_path: Path) -> None:
+    """The chunks bind the root's board and the output's initial values."""
+    distributed = pytest.importorskip("distributed")
+    from revec.cluster import run_dask
+
+    path = tmp_path / "board.c"
+    path.write_text(BOARD_C)
+    n = 11
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=None) as client:
+        out = np.full((1 << n) + 1, 7, np.int64)
+        got = run_dask(path, "gen", (n, 0, 0, [], out), client=client, chunks=4, workers=1)
+    expected = np.concatenate([_bit_reversed(n), [7]])
+    assert np.array_equal(got.outputs["out"], expected)
+    assert np.array_equal(out, expected)
+    assert len(got.stats.per_worker) > 1, "the tree was not cut into chunks"

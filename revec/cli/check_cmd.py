@@ -21,7 +21,8 @@ def run(args: argparse.Namespace) -> int:
         shown = [f"{p.name}: {p.ty}" for p in t.user_params]
         for ap in sorted(t.arrays, key=lambda a: a.position):
             decls = [program.inputs[k] for k in ap.keys]
-            shown.insert(ap.position, f"{ap.name}: {_elements(decls)}")
+            shown.insert(ap.position, f"{ap.name}: {_elements(decls)}"
+                         + (" (output)" if ap.output else ""))
         params = ", ".join(shown)
         bound = "data-dependent" if t.max_spawns is None else str(t.max_spawns)
         returns = ""
