@@ -389,7 +389,7 @@ def rewrite_out_params(fdef: c_ast.FuncDef, error: Error) -> bool:
         return False
     outs = [(i, p) for i, p in enumerate(fdecl.args.params)
             if isinstance(p, c_ast.Decl) and isinstance(p.type, c_ast.PtrDecl)
-            and written_through(fdef.body, p.name)]
+            and written_through(fdef.body, p.name) and not _gets_boards(fdef, i)]
     if not outs:
         return False
     if len(outs) > 1:
@@ -399,6 +399,23 @@ def rewrite_out_params(fdef: c_ast.FuncDef, error: Error) -> bool:
     index, param = outs[0]
     _OutParam(fdef, index, param, error).rewrite()
     return True
+
+
+def _gets_boards(fdef: c_ast.FuncDef, index: int) -> bool:
+    """The task's own calls pass a local array (a board: revec/frontend/c/boards.py) for
+    parameter ``index``: a task-private array, not an out-parameter."""
+    local_arrays = {n.name for n in walk(fdef.body) if isinstance(n, c_ast.Decl)
+                    and isinstance(n.type, (c_ast.ArrayDecl, c_ast.PtrDecl))}
+    for n in walk(fdef.body):
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and \
+                n.name.name == fdef.decl.name and n.args is not None and \
+                len(n.args.exprs) > index:
+            arg = n.args.exprs[index]
+            while isinstance(arg, c_ast.Cast):
+                arg = arg.expr
+            if isinstance(arg, c_ast.ID) and arg.name in local_arrays:
+                return True
+    return False
 
 
 def _return_at_ends(items: list[c_ast.Node], ret: c_ast.Return) -> None:
