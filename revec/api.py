@@ -231,8 +231,18 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
     if budget < 0:
         raise RevecError(f"max_memory must not be negative, got {budget}")
     reducers, stats = runner.run(rargs, schedule, budget, check_workers(workers))
+    stats.frame_bytes = frame_bytes(program.tasks[task])
     return result_of(program, RunResult(task, rargs, variant, backend, schedule, reducers,
                                       stats))
+
+
+def frame_bytes(t: ir.TaskDef) -> int:
+    """Bytes of one thread frame in the blocks: the fields not passed on unchanged by
+    every spawn (those are held once for the tree)."""
+    from revec.transforms.blocking import invariant_params
+
+    invariant = invariant_params(t)
+    return sum(p.ty.dtype.itemsize for p in t.params if p.name not in invariant)
 
 
 def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]

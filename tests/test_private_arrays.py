@@ -321,3 +321,16 @@ def test_c_rejections(name: str, body: str, message: str, snippet: str,
     line_no = next(i for i, line in enumerate(src.splitlines(), 1) if snippet in line)
     col = src.splitlines()[line_no - 1].index(snippet) + 1
     assert err.loc is not None and (err.loc.line, err.loc.col) == (line_no, col), err.format()
+
+
+def test_boards_count_in_frame_bytes(tmp_path: Path) -> None:
+    """A board's elements are frame fields: a frame of queens(n, board) holds n int64
+    elements and the int64 length (n itself is passed on unchanged: held once), and the
+    peak in bytes is the peak of frames times that."""
+    path = tmp_path / "queens.py"
+    path.write_text(PY_QUEENS)
+    for n in (4, 6):
+        r = run_program(path, "queens", (n, []), backend="c", block_size=4)
+        assert r.stats.frame_bytes == 8 * n + 8
+        assert r.stats.peak_live_bytes == r.stats.peak_live * (8 * n + 8) > 0
+        assert r.stats.to_json()["peak_live_bytes"] == r.stats.peak_live_bytes
