@@ -233,10 +233,10 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
                          f"{len(args)}; an array argument has no default")
     # a task-private list not given starts empty (the root has placed nothing yet)
     args = list(args)
-    for pa in sorted(t.private, key=lambda a: a.position):
-        if pa.position >= len(args):
-            if pa.position > len(args):
-                raise RevecError(f"task '{task}': argument '{pa.name}' comes after "
+    for missing_pa in sorted(t.private, key=lambda a: a.position):
+        if missing_pa.position >= len(args):
+            if missing_pa.position > len(args):
+                raise RevecError(f"task '{task}': argument '{missing_pa.name}' comes after "
                                  f"arguments that were not given ({_signature(t)})")
             args.append([])
     program, t = _specialised(program, t, args)
