@@ -22,6 +22,7 @@ from revec.errors import RevecError
 from revec.frontend import load_program
 from tests import cilk_oracle
 from tests.progen_private import PrivateProgram, private_program
+from tests.rejections import assert_located_rejection, where
 from tests.support.compare import same
 
 VARIANTS = ("bfs", "blocked", "reexp")
@@ -309,18 +310,14 @@ long f(int n, int j, char *a) {
 
 @pytest.mark.parametrize("name, body, message, snippet", C_REJECTIONS,
                          ids=[r[0] for r in C_REJECTIONS])
-def test_c_rejections(name: str, body: str, message: str, snippet: str,
-                      tmp_path: Path) -> None:
+def test_c_rejections(name: str, body: str, message: str, snippet: str, tmp_path: Path,
+                      capsys: pytest.CaptureFixture[str]) -> None:
     src = C_HEAD + body
     path = tmp_path / "bad.c"
     path.write_text(src)
-    with pytest.raises(RevecError) as info:
-        load_program(path)
-    err = info.value
-    assert message in err.message, err.format()
-    line_no = next(i for i, line in enumerate(src.splitlines(), 1) if snippet in line)
-    col = src.splitlines()[line_no - 1].index(snippet) + 1
-    assert err.loc is not None and (err.loc.line, err.loc.col) == (line_no, col), err.format()
+    line, col = where(src, snippet)
+    assert_located_rejection(path, message, line, col, tmp_path / "out.c",
+                             ("--backend", "c"), capsys)
 
 
 def test_boards_count_in_frame_bytes(tmp_path: Path) -> None:
