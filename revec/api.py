@@ -279,6 +279,7 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
         raise RevecError(f"max_memory must not be negative, got {budget}")
     with start_outputs(program, task, user_args) as outs:
         reducers, stats = runner.run(rargs, schedule, budget, check_workers(workers))
+    stats.frame_bytes = frame_bytes(program.tasks[task])
     return result_of(program, RunResult(task, rargs, variant, backend, schedule, reducers,
                                         stats, outputs=outs.results,
                                         outputs_checked=checked))
@@ -308,6 +309,15 @@ def run_checked(program: ir.Program, task: str, rargs: tuple[Any, ...]
         return run_sequential(run, task, reference_args(run, run.tasks[task], rargs))
     finally:
         trace_off()
+
+
+def frame_bytes(t: ir.TaskDef) -> int:
+    """Bytes of one thread frame in the blocks: the fields not passed on unchanged by
+    every spawn (those are held once for the tree)."""
+    from revec.transforms.blocking import invariant_params
+
+    invariant = invariant_params(t)
+    return sum(p.ty.dtype.itemsize for p in t.params if p.name not in invariant)
 
 
 def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]

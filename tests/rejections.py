@@ -31,3 +31,9 @@ def assert_located_rejection(path: Path, message: str, line: int, col: int, out:
         assert message in stderr
         assert stderr.splitlines()[2].index("^") == 4 + col - 1
     assert not out.exists(), "a rejected program must not leave an output file"
+
+
+def where(source: str, needle: str) -> tuple[int, int]:
+    """The 1-based line and column where ``needle`` first occurs in ``source``."""
+    at = source.index(needle)
+    return source.count("\n", 0, at) + 1, at - (source.rfind("\n", 0, at) + 1) + 1

@@ -265,7 +265,8 @@ def test_bad_array_arguments(value: object, message: str, tmp_path: Path) -> Non
     path.write_text(STRUCTLESS_C)
     with pytest.raises(RevecError, match=message):
         run_program(path, "max_in", (value, 1, 0, 2), variant="seq")
-    with pytest.raises(RevecError, match="needs 4 argument"):
+    # (the arguments up to the last array one are needed: main's e5ec539)
+    with pytest.raises(RevecError, match="needs at least 1 argument"):
         run_program(path, "max_in", (), variant="seq")
 
 

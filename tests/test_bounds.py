@@ -19,7 +19,7 @@ import pytest
 from revec import Bound
 from revec.api import run_program
 from revec.backends import registry
-from tests.rejections import assert_located_rejection
+from tests.rejections import assert_located_rejection, where
 
 # ---------------------------------------------------------------------------- programs
 PY_KNAPSACK = '''\
@@ -523,17 +523,12 @@ int64_t f(int32_t n) {
 ]
 
 
-def _where(source: str, needle: str) -> tuple[int, int]:
-    at = source.index(needle)
-    return source.count("\n", 0, at) + 1, at - (source.rfind("\n", 0, at) + 1) + 1
-
-
 @pytest.mark.parametrize("name, body, message, needle", PY_CASES, ids=[c[0] for c in PY_CASES])
 def test_python_rejections(tmp_path, capsys, name, body, message, needle):
     source = PY_HEAD + body
     path = tmp_path / "prog.py"
     path.write_text(source)
-    line, col = _where(source, needle)
+    line, col = where(source, needle)
     assert_located_rejection(path, message, line, col, tmp_path / "out.py",
                              ("--backend", "numba"), capsys)
 
@@ -543,7 +538,7 @@ def test_c_rejections(tmp_path, capsys, name, body, message, needle):
     source = C_HEAD + body
     path = tmp_path / "prog.c"
     path.write_text(source)
-    line, col = _where(source, needle)
+    line, col = where(source, needle)
     assert_located_rejection(path, message, line, col, tmp_path / "out.c",
                              ("--backend", "c"), capsys)
 

@@ -22,7 +22,7 @@ from revec.errors import RevecError
 from revec.frontend import load_program
 from tests import cilk_oracle
 from tests.progen_cilk import outparam_files
-from tests.rejections import assert_located_rejection
+from tests.rejections import assert_located_rejection, where
 
 needs_gcc = pytest.mark.skipif(cilk_oracle.gcc() is None,
                                reason="no C compiler for the serial elision")
@@ -582,17 +582,12 @@ void f(int n, int *out) {
 ]
 
 
-def _where(source: str, needle: str) -> tuple[int, int]:
-    at = source.index(needle)
-    return source.count("\n", 0, at) + 1, at - (source.rfind("\n", 0, at) + 1) + 1
-
-
 @pytest.mark.parametrize("name, body, message, needle", ERRORS, ids=[e[0] for e in ERRORS])
 def test_out_parameter_misuse_is_located(tmp_path, capsys, name, body, message, needle):
     source = HEAD + body
     path = tmp_path / "prog.c"
     path.write_text(source)
-    line, col = _where(source, needle)
+    line, col = where(source, needle)
     assert_located_rejection(path, message, line, col, tmp_path / "out.c",
                              ("--backend", "c"), capsys)
 

@@ -25,7 +25,7 @@ from revec.api import run_program
 from revec.errors import RevecError
 from tests import cilk_oracle
 from tests.progen_arrays import StructProgram, struct_program
-from tests.rejections import assert_located_rejection
+from tests.rejections import assert_located_rejection, where
 
 VARIANTS = ("bfs", "blocked", "reexp")
 BACKENDS = ("c", "numba", "numpy")
@@ -545,12 +545,6 @@ REJECTIONS = [
 ]
 
 
-def _where(source: str, needle: str) -> tuple[int, int]:
-    at = source.index(needle)
-    line = source.count("\n", 0, at) + 1
-    return line, at - (source.rfind("\n", 0, at) + 1) + 1
-
-
 @pytest.mark.parametrize("name, body, message, needle", REJECTIONS,
                          ids=[r[0] for r in REJECTIONS])
 def test_rejected_with_location(name: str, body: str, message: str, needle: str,
@@ -558,6 +552,6 @@ def test_rejected_with_location(name: str, body: str, message: str, needle: str,
     source = HEAD + body
     path = tmp_path / "prog.c"
     path.write_text(source)
-    line, col = _where(source, needle)
+    line, col = where(source, needle)
     assert_located_rejection(path, message, line, col, tmp_path / "out.c",
                              ("--backend", "c"), capsys)

@@ -19,6 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from revec.errors import RevecError
 
 
@@ -323,6 +325,10 @@ ANSWERS: dict[str, Callable[[Mapping[str, Any]], dict[str, int]]] = {
     "graphcol": _graph_answer,
     "minmax": lambda a: {k: v for k, v in tictactoe_4x4(int(a["x"]), int(a["o"])).items()
                          if k != "positions"},
+    "nqueens_board": lambda a: {"solutions": nqueens(int(a["n"]))},
+    "knapsack_bb": lambda a: {"best": knapsack_dp(int(a["c"]), list(zip(a["values"],
+                                                                        a["weights"])))},
+    "findmax": lambda a: {"largest": int(np.asarray(a["a"])[int(a["lo"]):int(a["hi"])].max())},
 }
 
 

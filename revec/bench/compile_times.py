@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", type=Path, default=REPORT)
-    ap.add_argument("names", nargs="*", help="benchmarks (default: all eight)")
+    ap.add_argument("names", nargs="*", help="benchmarks (default: all eleven)")
     args = ap.parse_args(argv)
     os.environ["REVEC_NUMBA_CACHE"] = "0"  # read when a generated module is imported
 

@@ -16,15 +16,21 @@ reducers that carry the answer.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from revec.errors import RevecError
 from revec.lib.uts_root import uts_root_state
 
 BENCHMARKS: tuple[str, ...] = (
     "fib", "nqueens", "uts", "graphcol", "knapsack", "parentheses", "binomial", "minmax",
+    # the paper's original forms of nqueens (a board array) and knapsack (Cilk-5's
+    # pruning), and a reduction over a runtime array (Cowichan's shape): data in tasks
+    "nqueens_board", "knapsack_bb", "findmax",
 )
 SIZES: tuple[str, ...] = ("quick", "default", "paper")
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -39,6 +45,9 @@ ANSWER_REDUCERS: dict[str, tuple[str, ...]] = {
     "parentheses": ("count",),
     "binomial": ("count",),
     "minmax": ("xwins", "owins", "draws"),
+    "nqueens_board": ("solutions",),
+    "knapsack_bb": ("best",),
+    "findmax": ("largest",),
 }
 
 
@@ -76,6 +85,49 @@ def _minmax(x_cells: list[tuple[int, int]], o_cells: list[tuple[int, int]]) -> d
     x = sum(1 << (4 * r + c) for r, c in x_cells)
     o = sum(1 << (4 * r + c) for r, c in o_cells)
     return {"x": x, "o": o, "x_moves": len(x_cells) == len(o_cells)}
+
+
+@dataclass(frozen=True)
+class RandomArray:
+    """A benchmark's input array, drawn on first use (not when the presets load: every
+    ``revec`` command reads this module): ``n`` int32 values in ``[low, high)`` from
+    NumPy's default generator seeded with ``seed``.  NumPy converts it
+    (``np.asarray``), so a run binds it like any array argument."""
+
+    seed: int
+    n: int
+    low: int = -(2 ** 31)
+    high: int = 2 ** 31 - 1
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = _random_array(self.seed, self.n, self.low, self.high)
+        return a if dtype is None else a.astype(dtype)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: Any) -> Any:  # (a plain Python run indexes it)
+        return np.asarray(self)[index]
+
+    def __str__(self) -> str:
+        return f"{self.n} random int32 values (seed {self.seed})"
+
+
+@functools.lru_cache(maxsize=4)
+def _random_array(seed: int, n: int, low: int, high: int) -> np.ndarray:
+    a = np.random.default_rng(seed).integers(low, high, n, dtype=np.int32)
+    a.setflags(write=False)
+    return a
+
+
+def _knapsack_bb(example: int) -> dict[str, Any]:
+    """A Cilk-5 knapsack input's items sorted best value per weight first (as Cilk-5's
+    main sorts them), and its capacity."""
+    from revec.bench.answers import DATA_DIR, read_knapsack
+
+    cap, items = read_knapsack(DATA_DIR / f"cilk5-example{example}.input")
+    items = sorted(items, key=lambda vw: -vw[0] / vw[1])
+    return {"values": [v for v, _ in items], "weights": [w for _, w in items], "c": cap}
 
 
 # Opening moves of the minmax presets, alternately X and O; a preset plays the first k.
@@ -132,6 +184,24 @@ _TABLE: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
         "default": (_opening(5), "4x4 tic-tac-toe after 5 opening moves (11 empty cells)"),
         "paper": (_opening(4), "4x4 tic-tac-toe after 4 opening moves (12 empty cells); "
                                "the full game (~10^13 games) is out of reach"),
+    },
+    "nqueens_board": {
+        "quick": ({"n": 7}, "7 queens, board array"),
+        "default": ({"n": 12}, "12 queens, board array"),
+        "paper": ({"n": 13}, "13 queens, board array (the paper's nqueens), Table 1"),
+    },
+    "knapsack_bb": {
+        "quick": (_knapsack_bb(1), "Cilk-5 example 1 (3 items), branch and bound"),
+        "default": (_knapsack_bb(3), "Cilk-5 example 3 (30 items), branch and bound"),
+        "paper": (_knapsack_bb(3), "Cilk-5 example 3 (30 items) with Cilk-5's pruning"),
+    },
+    "findmax": {
+        "quick": ({"a": RandomArray(2026, 1 << 12), "lo": 0, "hi": 1 << 12},
+                  "largest of 4096 random int32 values"),
+        "default": ({"a": RandomArray(2026, 1 << 23), "lo": 0, "hi": 1 << 23},
+                    "largest of 2^23 random int32 values"),
+        "paper": ({"a": RandomArray(2026, 1 << 23), "lo": 0, "hi": 1 << 23},
+                  "largest of 2^23 random int32 values (not in the paper)"),
     },
 }
 

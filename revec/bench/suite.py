@@ -22,6 +22,7 @@ from revec.bench import answers, baselines
 from revec.bench.presets import Preset, preset
 from revec.bench.records import store
 from revec.bench.sweep import Record, SweepPlan
+from revec.frontend.inputs import bind_inputs
 from revec.ir import Program
 from revec.runtime.memory import MemoryBudgetError
 
@@ -58,6 +59,9 @@ class _Bench:
     def __init__(self, p: Preset, plan: SweepPlan, max_memory: int, bar: Any) -> None:
         self.p, self.plan, self.max_memory, self.bar = p, plan, max_memory, bar
         self.program: Program = get_program(p.path)
+        # the program with the preset's arrays bound (what the runs compile and run:
+        # run_loaded binds the same arrays to this same program)
+        self.bound, self.scalars, _ = bind_inputs(self.program, p.task, p.root_args)
         self.want, self.answer_source = expected_answer(p)
         self.records: list[Record] = []
         self.compile_seconds: dict[str, float] = {}
@@ -164,7 +168,7 @@ class _Bench:
     # ------------------------------------------------------------------ revec
     def warm(self, backend: str, compaction: str | None) -> None:
         t0 = time.perf_counter()
-        compiled_task(self.program, self.p.task, backend, compaction)
+        compiled_task(self.bound, self.p.task, backend, compaction)
         key = backend if compaction in (None, "table") else f"{backend}-{compaction}"
         self.compile_seconds[key] = time.perf_counter() - t0
         rec = Record(impl="revec", backend=backend, strategy="reexp", block_size=WARM_BLOCK,
@@ -323,9 +327,15 @@ class _Bench:
         return n
 
     def record(self, seconds: float) -> dict[str, Any]:
-        params = self.program.tasks[self.p.task].params
-        rargs = root_args(self.program, self.p.task, self.p.root_args)
-        inputs: dict[str, Any] = {q.name: np.asarray(v).item() for q, v in zip(params, rargs)}
+        t = self.bound.tasks[self.p.task]
+        rargs = root_args(self.bound, self.p.task, self.scalars)
+        inputs: dict[str, Any] = {q.name: np.asarray(v).item()
+                                  for q, v in zip(t.user_params, rargs)}
+        for name, value in self.p.args.items():  # arrays: their type and length
+            if name not in inputs:
+                a = np.asarray(value)
+                inputs[name] = f"{a.dtype.name}[{len(a)}]" + (
+                    f": {value}" if not isinstance(value, list | tuple | np.ndarray) else "")
         verified = bool(self.records) and all(
             r.verified is not False for r in self.records) and self.reducers is not None
         return {

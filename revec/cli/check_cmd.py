@@ -19,17 +19,21 @@ def run(args: argparse.Namespace) -> int:
     program = load_program(args.file)
     for t in program.tasks.values():
         shown = [f"{p.name}: {p.ty}" for p in t.user_params]
-        for ap in sorted(t.arrays, key=lambda a: a.position):
-            decls = [program.inputs[k] for k in ap.keys]
-            shown.insert(ap.position, f"{ap.name}: {_elements(decls)}"
-                         + (" (output)" if ap.output else ""))
+        placed = [(ap.position, f"{ap.name}: {_elements([program.inputs[k] for k in ap.keys])}"
+                   + (" (output)" if ap.output else "")) for ap in t.arrays]
+        placed += [(pa.position, f"{pa.name}: {pa.ty}[at most "
+                    f"{pa.bound if pa.bound else pa.capacity}] (task-private)")
+                   for pa in t.private]
+        for pos, text in sorted(placed):
+            shown.insert(pos, text)
         params = ", ".join(shown)
         bound = "data-dependent" if t.max_spawns is None else str(t.max_spawns)
         returns = ""
         if t.result is not None:
             decl = program.reducers[t.result]
             how = "sum" if decl.op == "sum" else f"{decl.op} over path sums"
-            views = {f for ap in t.arrays for f in (ap.offset, ap.end)}
+            views = {f for ap in t.arrays for f in (ap.offset, ap.end)} | {
+                f for pa in t.private for f in (*pa.fields, pa.length)}
             derived = [p.name for p in t.params if p.hidden and p.name not in views]
             returns = (f" -> {decl.dtype.name} (derived: a {how} reducer"
                        + (f", frame field {derived[0]}" if derived else "") + ")")

@@ -155,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
           f"R={sch.reexp_threshold} P={sch.simd_width}")
     print(f"tasks {s.tasks}  leaves {s.leaves}  levels {s.levels}  blocks {s.blocks}")
     print(f"SIMD utilization {s.utilization:.4f}  re-expansions {s.reexpansions}  "
-          f"peak live frames {s.peak_live}  time {s.seconds:.4f} s")
+          f"peak live frames {s.peak_live} ({s.peak_live_bytes} bytes)  "
+          f"time {s.seconds:.4f} s")
     if s.pruned is not None:
         print(f"pruned tasks {s.pruned} (a pruning condition held; the bound read at "
               "block start)")

@@ -229,10 +229,19 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
                          f"--input {name}=FILE)")
     if not (t.arrays or t.private) and not inputs:
         return program, tuple(args), tuple(args)
-    if (t.arrays or t.private) and len(args) < t.arity:
+    need = max((ap.position + 1 for ap in t.arrays), default=0)
+    if len(args) < need:
         names = _signature(t)
-        raise RevecError(f"task '{task}' needs {t.arity} argument(s) ({names}), got "
+        raise RevecError(f"task '{task}' needs at least {need} argument(s) ({names}), got "
                          f"{len(args)}; an array argument has no default")
+    # a task-private list not given starts empty (the root has placed nothing yet)
+    args = list(args)
+    for missing_pa in sorted(t.private, key=lambda a: a.position):
+        if missing_pa.position >= len(args):
+            if missing_pa.position > len(args):
+                raise RevecError(f"task '{task}': argument '{missing_pa.name}' comes after "
+                                 f"arguments that were not given ({_signature(t)})")
+            args.append([])
     program, t = _specialised(program, t, args)
     by_pos = {ap.position: ap for ap in t.arrays}
     private = {pa.position: pa for pa in t.private}

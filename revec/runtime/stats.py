@@ -31,6 +31,15 @@ class RunStats:
     # (a task's prune; revec.transforms.bounds), in total; None without bounds (and in
     # the plain-Python run, which does not count)
     pruned: int | None = None
+    # bytes of one thread frame in the blocks (its fields that are not invariant: a
+    # task-private board counts every element) and so the peak in bytes
+    frame_bytes: int = 0
+
+    @property
+    def peak_live_bytes(self) -> int:
+        return self.peak_live * self.frame_bytes
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["peak_live_bytes"] = self.peak_live_bytes
+        return out

@@ -392,7 +392,8 @@ def rewrite_out_params(fdef: c_ast.FuncDef, error: Error) -> bool:
     if not isinstance(fdecl, c_ast.FuncDecl) or fdecl.args is None:
         return False
     # (a written pointer the calls pass on as itself or shifted is an output array, one
-    # they pass local arrays for a board: revec/frontend/c/outputs.py)
+    # they pass local arrays for a board, unless a call passes an address:
+    # revec/frontend/c/outputs.py)
     outs = [(i, p) for i, p in enumerate(fdecl.args.params)
             if isinstance(p, c_ast.Decl) and isinstance(p.type, c_ast.PtrDecl)
             and written_through(fdef.body, p.name) and is_out_parameter(fdef, p.name, i)]
