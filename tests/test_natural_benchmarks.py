@@ -15,7 +15,8 @@ NATURAL = Path(__file__).resolve().parents[1] / "benchmarks" / "natural"
 # the original's reducer whose value the twin returns
 RETURNED = {"fib": "count", "nqueens": "solutions", "uts": "nodes", "graphcol": "colourings",
             "knapsack": "best", "parentheses": "count", "binomial": "count",
-            "minmax": "xwins"}
+            "minmax": "xwins", "nqueens_board": "solutions", "knapsack_bb": "best",
+            "findmax": "largest"}
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)

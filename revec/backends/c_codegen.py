@@ -625,8 +625,9 @@ LEGEND = """/* Legend.  #line directives name the program's file and line before
    sa_/sb_<v>       a spawn loop's two active lists (state v), sc_/sn_ the current and
                     the next; x_<v> a chunk's staged state, go its lanes that go on,
                     na/nn active threads, it the iteration (= child block)
-   _stop            a for loop's stop; _p<k>/_q<k> predicated conditions; _c a blend's
-                    condition; _u<i> unpacked results; _r a min/max value
+   _stop, _stop_<v> a lane loop's stop, loop v's stop; _p<k>/_q<k> predicated
+                    conditions; _c a blend's condition; _u<i> unpacked results;
+                    _r a min/max value
    seq_<task>       the plain recursive C; omp_<task> its OpenMP-tasks peer
    rvm_*, revec_*   the driver's hooks (csrc/driver.h) and the entry points
    RV_*, rv_*       runtime macros and functions (compaction steps: RV_STEP<bits>) */"""

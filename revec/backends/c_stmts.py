@@ -162,10 +162,13 @@ class CStmts:
                 return lines
             case ir.For(var=v, start=a, stop=b, step=c, body=body):
                 step = e(c)
-                cond = (f"({step} > 0 ? {var(v)} < _stop : {var(v)} > _stop)"
+                # the stop is named for the loop's variable: a nested loop's (or the lane
+                # loop's _stop) is not shadowed (-Wshadow)
+                stop = f"_stop_{var(v)}"
+                cond = (f"({step} > 0 ? {var(v)} < {stop} : {var(v)} > {stop})"
                         if not isinstance(c, ir.Const) else
-                        (f"{var(v)} < _stop" if c.value > 0 else f"{var(v)} > _stop"))
-                return [f"{ind}{{", f"{ind}    int64_t _stop = {e(b)};",
+                        (f"{var(v)} < {stop}" if c.value > 0 else f"{var(v)} > {stop}"))
+                return [f"{ind}{{", f"{ind}    int64_t {stop} = {e(b)};",
                         f"{ind}    for ({var(v)} = {e(a)}; {cond}; {var(v)} += {step}) {{",
                         *self.block(body, ind + "        "), f"{ind}    }}", f"{ind}}}"]
             case ir.While(cond=c, body=body):
