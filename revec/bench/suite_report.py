@@ -276,6 +276,17 @@ def acceptance(recs: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _per_record(recs: list[dict[str, Any]], key: str) -> str:
+    """The records' machine ``key`` (revision, date): one value, or which benchmarks
+    have which when the records come from runs at different times."""
+    values: dict[str, list[str]] = {}
+    for r in recs:
+        values.setdefault(str(r.get("machine", {}).get(key, "?")), []).append(r["name"])
+    if len(values) == 1:
+        return next(iter(values))
+    return "; ".join(f"{v} ({', '.join(names)})" for v, names in values.items())
+
+
 # ---------------------------------------------------------------------- the page
 def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
     if not recs:
@@ -293,9 +304,9 @@ def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
         f"- Machine: {m.get('cpu', '?')}, {m.get('cores', '?')} cores; "
         f"{m.get('compiler', '?')}; flags `{m.get('cflags', '?')}`; "
         f"Python {m.get('python', '?')}, numpy {m.get('numpy', '?')}.",
-        f"- Code: {m.get('revision', '?')}.",
-        f"- Measured: {m.get('date', '?')}; load average (1/5/15 min) when each benchmark "
-        f"started: {loads}{_load_remark(recs, m)}.",
+        f"- Code: {_per_record(recs, 'revision')}.",
+        f"- Measured: {_per_record(recs, 'date')}; load average (1/5/15 min) when each "
+        f"benchmark started: {loads}{_load_remark(recs, m)}.",
         f"- Suite time (measurement, including compilation): {total / 60:.1f} min.",
         f"- Sweep: {plan_text}.",
         "- Speedup = median time of plain recursive C (gcc -O3 -march=native) / median time "
