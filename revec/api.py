@@ -22,7 +22,7 @@ from revec.errors import RevecError
 from revec.frontend import arg_value, load_program
 from revec.frontend.inputs import bind_inputs
 from revec.frontend.outputs import start_outputs
-from revec.runtime.memory import default_budget
+from revec.runtime.memory import check_budget, default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import check_workers
@@ -116,6 +116,8 @@ def _cached_program(path: str, mtime: float) -> ir.Program:
 
 def get_program(path: str | Path) -> ir.Program:
     p = Path(path)
+    if p.is_dir():
+        raise RevecError(f"{p} is a directory, not a program file (a .py or .c file)")
     if not p.is_file():
         raise RevecError(f"no such file: {p}")
     return _cached_program(str(p.resolve()), p.stat().st_mtime)
@@ -277,6 +279,7 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
     budget = default_budget() if max_memory is None else max_memory
     if budget < 0:
         raise RevecError(f"max_memory must not be negative, got {budget}")
+    check_budget(budget)
     with start_outputs(program, task, user_args) as outs:
         reducers, stats = runner.run(rargs, schedule, budget, check_workers(workers))
     stats.frame_bytes = frame_bytes(program.tasks[task])

@@ -32,7 +32,7 @@ from revec.api import RunResult, compiled_task, get_program, result_of, root_arg
 from revec.errors import RevecError
 from revec.frontend.inputs import bind_inputs, global_inputs
 from revec.frontend.outputs import start_outputs
-from revec.runtime.memory import default_budget
+from revec.runtime.memory import check_budget, default_budget
 from revec.runtime.workers import default_workers, merge_accs, run_stats
 from revec.transforms.schedule import Schedule
 
@@ -157,6 +157,7 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
     budget = default_budget() if max_memory is None else max_memory
     if budget < 0:
         raise RevecError(f"max_memory must not be negative, got {budget}")
+    check_budget(budget)
     ctask = compiled_task(program, task, "c")
     reducers = list(program.reducers.values())
     own: list[Any] = []
@@ -167,6 +168,10 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
                 if scheduler is not None:
                     try:
                         client = Client(scheduler, timeout="20s")
+                    except ValueError as err:  # not an address: no port, unknown scheme
+                        raise RevecError(f"--scheduler {scheduler!r} is not a Dask scheduler "
+                                         f"address ({err}); give HOST:PORT or "
+                                         "tcp://HOST:PORT") from None
                     except (OSError, TimeoutError) as err:
                         raise RevecError(f"cannot reach the Dask scheduler at {scheduler}: "
                                          f"{err}") from None

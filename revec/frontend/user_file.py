@@ -11,6 +11,8 @@ from revec.errors import fail
 def read_user_file(path: str | Path) -> tuple[str, str]:
     """``(name, text)`` of the program file ``path``."""
     p = Path(path)
+    if p.is_dir():
+        fail(f"{p} is a directory, not a program file (a .py or .c file)")
     if not p.is_file():
         fail(f"no such file: {p}")
     try:

@@ -51,6 +51,21 @@ def parse_size(text: str) -> int:
             value = float(t)
     except ValueError:
         raise RevecError(f"cannot read memory size {text!r} (e.g. 8G, 512M, 1000000)") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise RevecError(f"cannot read memory size {text!r} (e.g. 8G, 512M, 1000000)")
     if value < 0:
         raise RevecError(f"memory size must not be negative, got {text!r}")
+    check_budget(int(value), text)
     return int(value)
+
+
+# the largest budget the drivers can count (their byte counts are signed 64-bit)
+MAX_BUDGET = 2**63 - 1
+
+
+def check_budget(value: int, spelled: str | None = None) -> None:
+    """A memory budget the drivers can hold; a larger one is a user error (0: none)."""
+    if value > MAX_BUDGET:
+        shown = spelled if spelled is not None else str(value)
+        raise RevecError(f"memory size {shown} is more than revec can count (at most "
+                         f"{MAX_BUDGET} bytes, 8 EiB); pass 0 for no limit")

@@ -1,0 +1,61 @@
+"""Bad input that used to end in a Python traceback (the hostile trial's items 4, 5 and
+9): a directory given as the program, memory sizes beyond what the drivers count, and
+scheduler addresses that are not addresses.  Each is one line on stderr, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from revec.api import run_program
+from revec.cli import main
+from revec.errors import RevecError
+
+ROOT = Path(__file__).resolve().parents[1]
+FIB = str(ROOT / "benchmarks" / "fib.py")
+
+
+def _one_line_error(argv: list[str], capsys: pytest.CaptureFixture[str], message: str) -> None:
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert message in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("command", [["check"], ["run"], ["transform", "--backend", "c"]])
+def test_a_directory_is_not_a_program(command: list[str], tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    argv = [command[0], str(folder), *command[1:]]
+    if command[0] == "run":
+        argv.append("fib")
+    _one_line_error(argv, capsys, f"{folder} is a directory, not a program file")
+
+
+@pytest.mark.parametrize("size", ["99999999T", "inf", "nan", "1e30"])
+def test_memory_sizes_beyond_count(size: str, capsys: pytest.CaptureFixture[str]) -> None:
+    message = ("cannot read memory size" if size in ("inf", "nan")
+               else "is more than revec can count")
+    _one_line_error(["run", FIB, "fib", "10", "--max-memory", size], capsys, message)
+
+
+def test_api_budget_beyond_count() -> None:
+    with pytest.raises(RevecError, match="more than revec can count"):
+        run_program(FIB, "fib", (10,), backend="c", max_memory=2**70)
+
+
+@pytest.mark.parametrize("address, why", [
+    ("127.0.0.1", "missing port number"),
+    ("foo://bar", "unknown address scheme"),
+    ("", "missing port number"),
+])
+def test_scheduler_addresses(address: str, why: str,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("distributed")
+    _one_line_error(["run", FIB, "fib", "10", "--scheduler", address], capsys,
+                    f"--scheduler {address!r} is not a Dask scheduler address ({why}")
