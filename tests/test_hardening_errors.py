@@ -59,3 +59,20 @@ def test_scheduler_addresses(address: str, why: str,
     pytest.importorskip("distributed")
     _one_line_error(["run", FIB, "fib", "10", "--scheduler", address], capsys,
                     f"--scheduler {address!r} is not a Dask scheduler address ({why}")
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--workers", "-1", "--workers must be at least 1, got -1"),
+    ("--workers", "0", "--workers must be at least 1, got 0"),
+    ("--workers", "two", "--workers must be an integer, got 'two'"),
+    ("--block-size", "-3", "--block-size must be at least 1, got -3"),
+    ("--simd-width", "0", "--simd-width must be at least 1, got 0"),
+    ("--reexp-threshold", "-1", "--reexp-threshold must be at least 0, got -1"),
+    ("--dask-local", "-2", "--dask-local must be at least 1, got -2"),
+])
+def test_numeric_options_one_style(option: str, value: str, message: str,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Every bad number is the same one line (item 13: -1 used to print the usage and
+    'must not be negative', 0 'must be at least 1')."""
+    _one_line_error(["run", FIB, "fib", "10", option, value], capsys, message)
+    assert "usage:" not in capsys.readouterr().err

@@ -16,15 +16,27 @@ from revec.files import write_atomic
 from revec.runtime.memory import parse_size
 from revec.transforms.schedule import UNBOUNDED
 
+# the numeric options and the least value each takes; they are read after parsing, so
+# every bad value gets one message style: "revec: error: --workers must be at least 1,
+# got -1" (argparse's own errors would print the usage first, for some values only)
+COUNTS = {"block_size": 1, "reexp_threshold": 0, "simd_width": 1, "workers": 1,
+          "dask_local": 1}
 
-def positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} must not be negative")
-    return v
+
+def read_counts(args: argparse.Namespace) -> None:
+    """The numeric options as integers, range-checked (None: not given)."""
+    for name, least in COUNTS.items():
+        text = getattr(args, name)
+        if text is None:
+            continue
+        option = "--" + name.replace("_", "-")
+        try:
+            value = int(text)
+        except ValueError:
+            raise RevecError(f"{option} must be an integer, got {text!r}") from None
+        if value < least:
+            raise RevecError(f"{option} must be at least {least}, got {value}")
+        setattr(args, name, value)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,9 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--backend", choices=registry.choices(), default=None,
                    help="auto (default): C when a working C compiler is found, else numba; "
                         "the seq variant is the plain Python program and takes no back end")
-    p.add_argument("--block-size", type=positive, default=None, metavar="B")
-    p.add_argument("--reexp-threshold", type=positive, default=None, metavar="R")
-    p.add_argument("--simd-width", type=positive, default=None, metavar="P")
+    p.add_argument("--block-size", default=None, metavar="B")
+    p.add_argument("--reexp-threshold", default=None, metavar="R")
+    p.add_argument("--simd-width", default=None, metavar="P")
     p.add_argument("--max-memory", default=None, metavar="SIZE",
                    help="memory budget for thread frames, e.g. 8G or 512M (default: half of "
                         "the machine's memory; 0: no limit); a run over it stops with a "
@@ -55,14 +67,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--compaction", choices=COMPACTIONS, default=None,
                    help="the block split and active lists: table-driven vector "
                         "compaction steps (default) or branch-free scalar steps")
-    p.add_argument("--workers", type=positive, default=None, metavar="N",
+    p.add_argument("--workers", default=None, metavar="N",
                    help="threads running the schedule, balanced by work stealing "
                         "(default: the cores this process may use; 1: one core)")
     dask = p.add_mutually_exclusive_group()
     dask.add_argument("--scheduler", default=None, metavar="ADDRESS",
                       help="run on an existing Dask cluster (e.g. tcp://host:8786): a "
                            "breadth-first frontier is cut into chunks, one Dask task each")
-    dask.add_argument("--dask-local", type=positive, default=None, metavar="N",
+    dask.add_argument("--dask-local", default=None, metavar="N",
                       help="run on a local Dask cluster of N worker processes")
     p.add_argument("--output", action="append", default=[], metavar="NAME=FILE",
                    help="an output array parameter NAME (Python Output[...], a C pointer "
@@ -80,10 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.block_size == 0:
-        raise RevecError("--block-size must be at least 1")
-    if args.simd_width == 0:
-        raise RevecError("--simd-width must be at least 1")
+    read_counts(args)
     if args.variant == "seq" and args.backend is not None:
         raise RevecError(f"--variant seq runs the plain recursive Python program, not "
                          f"compiled code: it takes no --backend (got --backend "
@@ -93,10 +102,6 @@ def run(args: argparse.Namespace) -> int:
             args.block_size < args.simd_width:
         warn(f"--block-size {args.block_size} is smaller than the SIMD width "
              f"{args.simd_width}: every block leaves lanes idle")
-    if args.workers == 0:
-        raise RevecError("--workers must be at least 1")
-    if args.dask_local == 0:
-        raise RevecError("--dask-local must be at least 1")
     inputs = _inputs(args.input)
     if args.variant != "seq":
         _compile(args)
