@@ -75,3 +75,44 @@ def test_numeric_options_one_style(option: str, value: str, message: str,
     """Every bad number is the same one line (item 13: -1 used to print the usage and
     'must not be negative', 0 'must be at least 1')."""
     _one_line_error(["run", FIB, "fib", "10", option, value], capsys, message)
+
+
+FIB_BODY = '''import numpy as np
+from revec import task, spawn, reduce, Reducer
+
+count = Reducer(np.int64, "sum")
+
+
+@task
+def fib(n: np.int32):
+    if n < 2:
+        reduce(count, n)
+    else:
+        spawn(fib, n - 1)
+        spawn(fib, n - 2)
+'''
+
+
+@pytest.mark.parametrize("name, data", [
+    ("latin1.py", "# -*- coding: latin-1 -*-\n# café\n".encode("latin-1")
+     + FIB_BODY.encode()),
+    ("bom.py", b"\xef\xbb\xbf" + FIB_BODY.encode()),
+])
+def test_python_sources_read_as_python_reads_them(name: str, data: bytes,
+                                                  tmp_path: Path) -> None:
+    """Item 12: a PEP 263 coding line or a UTF-8 byte-order mark (Python runs both)."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    for variant, backend in (("seq", "auto"), ("reexp", "c")):
+        r = run_program(path, "fib", (10,), variant=variant, backend=backend)
+        assert r.reducers["count"] == 55
+
+
+@pytest.mark.parametrize("suffix", [".C", ".cpp", ".cc", ".h"])
+def test_cpp_suffixes_are_not_programs(suffix: str, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 12: FIB.C is C++ to gcc; revec said a Python syntax error."""
+    path = tmp_path / f"FIB{suffix}"
+    path.write_text((ROOT / "benchmarks" / "cilk" / "fib.c").read_text())
+    _one_line_error(["check", str(path)], capsys,
+                    "revec reads Python files (.py) and Cilk C files (.c)")
