@@ -451,6 +451,16 @@ class Program:
         return {k: d for k, d in self.inputs.items() if d.output}
 
 
+def fresh_name(base: str, taken: set[str]) -> str:
+    """``base``, or ``base2``, ``base3``, ... : the first not in ``taken`` (names the
+    front end and the passes add: hidden fields, reducers, helpers, locals)."""
+    out, i = base, 1
+    while out in taken:
+        i += 1
+        out = f"{base}{i}"
+    return out
+
+
 def speculable(e: Expr) -> bool:
     """Safe to evaluate where the program would not: no memory reads, no calls."""
     match e:

@@ -333,8 +333,8 @@ class FunctionBuilder:
             self.ctx.arrays[key] = np.zeros((0,) * ndim, dt)
         taken = taken | {p.name for p in self.params} | set(self.locals) | {
             f for a in self.array_params for f in (a.offset, a.end) if f is not None}
-        off = _fresh_name(f"{name}_off", taken)
-        end = _fresh_name(f"{name}_end", taken | {off}) if with_end else None
+        off = ir.fresh_name(f"{name}_off", taken)
+        end = ir.fresh_name(f"{name}_end", taken | {off}) if with_end else None
         ap = ir.ArrayParam(name, position, prefix, off, end, loc, output=output,
                            fields=tuple((f, key) for key, _, f in keyed if f is not None))
         self.array_params += (ap,)
@@ -574,7 +574,7 @@ class FunctionBuilder:
 
     def fresh_local(self, base: str, ty: Ty) -> str:
         """A new local of type ``ty`` no name of the function uses."""
-        name = _fresh_name(f"_rv_{base}", set(self.locals) | {p.name for p in self.params})
+        name = ir.fresh_name(f"_rv_{base}", set(self.locals) | {p.name for p in self.params})
         self.locals[name] = ty
         return name
 
@@ -649,11 +649,3 @@ class FunctionBuilder:
                    function: Any) -> ir.HelperDef:
         return ir.HelperDef(self.name, self.params, self.function_locals(), body, result_tys,
                             self.loc(function))
-
-
-def _fresh_name(base: str, taken: set[str]) -> str:
-    out, i = base, 1
-    while out in taken:
-        i += 1
-        out = f"{base}{i}"
-    return out

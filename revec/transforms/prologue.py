@@ -18,7 +18,6 @@ from typing import Any
 from revec import ir
 from revec.ir import BOOL
 from revec.transforms.blocking import assigned_names
-from revec.transforms.returns import _fresh
 
 
 def inline_prologues(program: ir.Program) -> ir.Program:
@@ -41,7 +40,7 @@ def inline_prologues(program: ir.Program) -> ir.Program:
                 env[s.target] = substitute(s.value, env)
             is_base = substitute(is_base, env)
         elif reads_prologue:
-            hname = _fresh(f"{name}_is_base", set(helpers) | set(program.reducers)
+            hname = ir.fresh_name(f"{name}_is_base", set(helpers) | set(program.reducers)
                            | set(program.tasks))
             body = (*t.prologue, ir.Return(t.is_base.loc, (t.is_base,)))
             used = assigned_names(body)

@@ -63,19 +63,11 @@ def convert_returns(program: ir.Program) -> ir.Program:
         if t.result_ty is None:
             tasks[name] = t
             continue
-        rname = _fresh(f"{name}_result", set(reducers) | set(program.helpers))
+        rname = ir.fresh_name(f"{name}_result", set(reducers) | set(program.helpers))
         new, op = _Converter(t, rname).convert()
         reducers[rname] = ir.ReducerDecl(rname, t.result_ty.dtype, op, t.loc, hidden=True)
         tasks[name] = new
     return dataclasses.replace(program, tasks=tasks, reducers=reducers)
-
-
-def _fresh(base: str, used: set[str]) -> str:
-    name, i = base, 1
-    while name in used:
-        i += 1
-        name = f"{base}{i}"
-    return name
 
 
 # --------------------------------------------------------------------------- helpers
@@ -548,12 +540,12 @@ class _Converter:
         if self.mode == _Mode.SUM:
             need = any(f for f, _ in self.weights.values()) or self.any_weighted(t.inductive)
             if need:
-                self.field = ir.Param(_fresh(f"{t.name}_weight", names), self.R, t.loc,
+                self.field = ir.Param(ir.fresh_name(f"{t.name}_weight", names), self.R, t.loc,
                                       default=1, has_default=True, hidden=True)
         else:
             need = any(o for o, _ in self.offsets.values()) or self.any_offset(t.inductive)
             if need:
-                self.field = ir.Param(_fresh(f"{t.name}_path", names), self.R, t.loc,
+                self.field = ir.Param(ir.fresh_name(f"{t.name}_path", names), self.R, t.loc,
                                       default=0, has_default=True, hidden=True)
         hoisted: dict[str, ir.Assign] = {}
         if self.mode == _Mode.SUM:

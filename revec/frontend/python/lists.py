@@ -9,11 +9,14 @@ forms that build one.
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from revec import ir
 from revec.frontend.builder import INT64, ArrayVar
 from revec.frontend.python.expressions import PyExpressions
+from revec.frontend.python.signature import names_in
 from revec.ir import Ty
 
 
@@ -156,17 +159,14 @@ class PrivateLists(PyExpressions):
         return Ty(ty.dtype)
 
     def fresh_name(self, base: str) -> str:
-        from revec.frontend.builder import _fresh_name
-        taken = set(self.locals) | {p.name for p in self.params} | self.source_names()
-        return _fresh_name(base, taken)
+        """A name for a list's element or length no name of the function uses."""
+        taken = set(self.locals) | {p.name for p in self.params} | self.source_names
+        return ir.fresh_name(base, taken)
 
+    @functools.cached_property
     def source_names(self) -> set[str]:
-        names = getattr(self, "_source_names", None)
-        if names is None:
-            from revec.frontend.python.signature import names_in
-            names = names_in(self.fdef)
-            self._source_names = names
-        return names
+        """Every plain name the function's source mentions."""
+        return names_in(self.fdef)
 
     def list_assign(self, target: str, value: cst.BaseExpression, node: cst.CSTNode
                     ) -> list[ir.Stmt]:

@@ -16,7 +16,6 @@ import numpy as np
 
 from revec import ir
 from revec.frontend.builder import INT64, ArrayVar, Cases
-from revec.frontend.builder import _fresh_name as _fresh
 from revec.frontend.python.context import ProgramContext
 from revec.frontend.python.expressions import bound_update
 from revec.frontend.python.lists import PrivateLists
@@ -142,7 +141,7 @@ class PyFunction(PrivateLists):
         capacity, bound = self.capacity_of(bound_node, calls, pname)
 
         def fresh(base: str) -> str:
-            name = _fresh(base, taken)
+            name = ir.fresh_name(base, taken)
             taken.add(name)
             return name
 
@@ -188,7 +187,7 @@ class PyFunction(PrivateLists):
         taken = names_in(self.fdef)
 
         def fresh(base: str) -> str:
-            name = _fresh(base, taken)
+            name = ir.fresh_name(base, taken)
             taken.add(name)
             return name
 
