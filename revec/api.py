@@ -305,8 +305,7 @@ def run_checked(program: ir.Program, task: str, rargs: tuple[Any, ...]
     rebind = getattr(module, "__revec_rebind__", None)
     if rebind is not None:  # a generated reference (C): its globals hold the arrays
         module = rebind(arrays)
-    run = dataclasses.replace(program, arrays=arrays, module=module)
-    run.boards = getattr(program, "boards", {})  # type: ignore[attr-defined]
+    run = dataclasses.replace(program, arrays=arrays, module=module)  # (boards kept)
     trace_on()
     try:
         return run_sequential(run, task, reference_args(run, run.tasks[task], rargs))
@@ -334,7 +333,7 @@ def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]
     arrays: dict[int, Any] = {
         ap.position: {f: program.arrays[k] for f, k in ap.fields} if ap.fields
         else program.arrays[ap.array] for ap in t.arrays}
-    boards = getattr(program, "boards", {})
+    boards = program.boards
     for pa in t.private:  # a list of NumPy scalars (plain Python builds on it: b + [c])
         items = [pa.ty.dtype.type(v) for v in boards[pa.name].tolist()]
         arrays[pa.position] = tuple(items) if pa.sequence == "tuple" else items

@@ -143,7 +143,7 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
     t = program.tasks[task]
     if t.arrays or t.private:
         pos = {ap.position: ap for ap in t.arrays}
-        boards = {pa.position: getattr(program, "boards", {})[pa.name] for pa in t.private}
+        boards = {pa.position: program.boards[pa.name] for pa in t.private}
         root_inputs = tuple(
             boards[i] if i in boards else
             outs.initial[pos[i].array] if i in pos and pos[i].array in outs.initial else

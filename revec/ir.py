@@ -440,6 +440,9 @@ class Program:
     # arrays the root call supplies (their placeholder in ``arrays`` until bound:
     # revec.frontend.inputs.bind_inputs puts the caller's arrays there)
     inputs: dict[str, InputDecl] = field(default_factory=dict)
+    # the root call's task-private arrays by parameter name, once bound (the plain
+    # reference starts from them; the fields' root values are their elements)
+    boards: dict[str, np.ndarray] = field(default_factory=dict)
     # the same program checked again with the capacities of task-private arrays bounded
     # by parameters set to root values: ``specialize({(task, param): value})`` (set by
     # the front end; None: no such arrays can be specialised)

@@ -298,9 +298,8 @@ def bind_inputs(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any
     params = tuple(dataclasses.replace(p, default=roots[p.name]) if p.name in roots else p
                    for p in t.params)
     bound = dataclasses.replace(
-        program, arrays={**program.arrays, **arrays},
+        program, arrays={**program.arrays, **arrays}, boards=boards,
         tasks={**program.tasks, task: dataclasses.replace(t, params=params)})
-    bound.boards = boards  # type: ignore[attr-defined]
     rebind = getattr(program.module, "__revec_rebind__", None)
     if rebind is not None:  # a generated reference (C): its globals hold the arrays
         bound.module = rebind(bound.arrays)
