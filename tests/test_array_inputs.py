@@ -24,9 +24,8 @@ from revec.api import run_program
 from revec.errors import RevecError
 from tests import cilk_oracle
 from tests.progen_arrays import ArrayProgram, array_program, c_args
-from tests.support.compare import same
+from tests.support.generated_runs import VARIANTS, check_c, check_python
 
-VARIANTS = ("bfs", "blocked", "reexp")
 SEEDS = range(100)
 
 
@@ -40,38 +39,11 @@ def _backends(seed: int) -> list[str]:
 
 
 def _check_python(p: ArrayProgram, path: Path, backends: list[str]) -> None:
-    path.write_text(p.python)
-    ref = run_program(path, "f", p.args, variant="seq").reducers
-    block = (1, 2, 3, 4, 16, 4096)[p.seed % 6]
-    for backend in backends:
-        for variant in VARIANTS:
-            got = run_program(path, "f", p.args, variant=variant, backend=backend,
-                              block_size=block)
-            assert same(ref, got.reducers), (p.python, backend, variant, ref, got.reducers)
-        if backend in ("c", "numba") and p.seed % 16 == 0:
-            got = run_program(path, "f", p.args, variant="reexp", backend=backend,
-                              block_size=2, workers=2)
-            assert same(ref, got.reducers), (p.python, backend, "2 workers")
+    check_python(p.python, path, p.args, p.seed, backends, p.seed % 16 == 0)
 
 
 def _check_c(p: ArrayProgram, folder: Path, backends: list[str]) -> None:
-    prog, main = folder / "prog.c", folder / "main.c"
-    prog.write_text(p.c)
-    main.write_text(p.c_main)
-    exe = cilk_oracle.build([prog, main], folder / "elision")
-    expected = int(cilk_oracle.run(exe)[0])
-    args = c_args(p)
-    assert run_program(prog, "f", args, variant="seq").result == expected, p.c
-    block = (1, 2, 3, 4, 16, 4096)[p.seed % 6]
-    for backend in backends:
-        for variant in VARIANTS:
-            got = run_program(prog, "f", args, variant=variant, backend=backend,
-                              block_size=block)
-            assert got.result == expected, (p.c, backend, variant, expected, got.result)
-        if backend in ("c", "numba") and p.seed % 16 == 0:
-            got = run_program(prog, "f", args, variant="reexp", backend=backend,
-                              block_size=2, workers=2)
-            assert got.result == expected, (p.c, backend, "2 workers")
+    check_c(p.c, p.c_main, folder, c_args(p), p.seed, backends, p.seed % 16 == 0)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -23,11 +23,9 @@ from revec.frontend import load_program
 from tests import cilk_oracle
 from tests.progen_private import PrivateProgram, private_program
 from tests.rejections import assert_located_rejection, where
-from tests.support.compare import same
+from tests.support.generated_runs import VARIANTS, check_c, check_python
 
-VARIANTS = ("bfs", "blocked", "reexp")
 SEEDS = range(100)
-BLOCKS = (1, 2, 3, 4, 16, 4096)
 
 
 def _backends(seed: int) -> list[str]:
@@ -40,32 +38,11 @@ def _backends(seed: int) -> list[str]:
 
 
 def _check_python(p: PrivateProgram, path: Path, backends: list[str]) -> None:
-    path.write_text(p.python)
-    ref = run_program(path, "f", p.py_args, variant="seq").reducers
-    for backend in backends:
-        for variant in VARIANTS:
-            got = run_program(path, "f", p.py_args, variant=variant, backend=backend,
-                              block_size=BLOCKS[p.seed % 6])
-            assert same(ref, got.reducers), (p.python, backend, variant, ref, got.reducers)
-        if backend in ("c", "numba") and p.seed % 16 == 1:
-            got = run_program(path, "f", p.py_args, backend=backend, block_size=2, workers=2)
-            assert same(ref, got.reducers), (p.python, backend, "2 workers")
+    check_python(p.python, path, p.py_args, p.seed, backends, p.seed % 16 == 1)
 
 
 def _check_c(p: PrivateProgram, folder: Path, backends: list[str]) -> None:
-    prog, main = folder / "prog.c", folder / "main.c"
-    prog.write_text(p.c)
-    main.write_text(p.c_main)
-    expected = int(cilk_oracle.run(cilk_oracle.build([prog, main], folder / "elision"))[0])
-    assert run_program(prog, "f", p.c_args, variant="seq").result == expected, p.c
-    for backend in backends:
-        for variant in VARIANTS:
-            got = run_program(prog, "f", p.c_args, variant=variant, backend=backend,
-                              block_size=BLOCKS[p.seed % 6])
-            assert got.result == expected, (p.c, backend, variant, expected, got.result)
-        if backend in ("c", "numba") and p.seed % 16 == 1:
-            got = run_program(prog, "f", p.c_args, backend=backend, block_size=2, workers=2)
-            assert got.result == expected, (p.c, backend, "2 workers")
+    check_c(p.c, p.c_main, folder, p.c_args, p.seed, backends, p.seed % 16 == 1)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
