@@ -113,6 +113,7 @@ class FunctionBuilder:
         # (parameters and locals) by the key the adapter looks them up with
         self.private_params: tuple[ir.PrivateArray, ...] = ()
         self.array_vars: dict[str, ArrayVar] = {}
+        self.store_at: str | None = None  # see store_index
         # statements a statement's lowering needs first (a private array built for a
         # spawn's argument); block() puts them before the statement
         self.pre: list[ir.Stmt] = []
@@ -541,7 +542,7 @@ class FunctionBuilder:
             ln = ir.Var(loc, INT64, av.length)
             idx = ir.IfExp(loc, INT64, ir.Compare(loc, ir.BOOL, "<", idx, ir.Const(loc, INT64, 0)),
                            ir.BinOp(loc, INT64, "+", ln, idx), idx)
-        tmp = self.fresh_local("store_at", INT64)
+        tmp = self.store_index()
         out: list[ir.Stmt] = [ir.Assign(loc, tmp, idx)]
         for k, e in enumerate(av.elements):
             hit = ir.Compare(loc, ir.BOOL, "==", ir.Var(loc, INT64, tmp), ir.Const(loc, INT64, k))
@@ -572,11 +573,15 @@ class FunctionBuilder:
             return ir.Const(loc, INT64, len(av.elements))
         return ir.Var(loc, INT64, av.length)
 
-    def fresh_local(self, base: str, ty: Ty) -> str:
-        """A new local of type ``ty`` no name of the function uses."""
-        name = ir.fresh_name(f"_rv_{base}", set(self.locals) | {p.name for p in self.params})
-        self.locals[name] = ty
-        return name
+    def store_index(self) -> str:
+        """The int64 local an element store's index is held in: one for the function
+        (each store sets it just before its tests), named once, so the rounds of the
+        fixpoint do not each add another."""
+        if self.store_at is None:
+            self.store_at = ir.fresh_name("_rv_store_at",
+                                          set(self.locals) | {p.name for p in self.params})
+        self.locals[self.store_at] = INT64
+        return self.store_at
 
     def private_argument(self, pa: ir.PrivateArray, node: Any) -> dict[str, ir.Expr]:
         """What a call of the task passes for the private array parameter ``pa``: the
