@@ -531,3 +531,17 @@ def walk_exprs(e: Expr) -> list[Expr]:
     """``e`` and every expression inside it (preorder; :func:`walk_nodes`, so no
     recursion limit)."""
     return [n for n in walk_nodes(e) if isinstance(n, Expr)]
+
+
+def param_boards(params: tuple[Param, ...], body: tuple[Stmt, ...]
+                 ) -> list[tuple[str, ...]]:
+    """The boards a helper reads by index whose elements are all its parameters (a
+    board passed to it): each can be built once at the helper's entry."""
+    names = {p.name for p in params}
+    out: list[tuple[str, ...]] = []
+    for n in walk_nodes(body):
+        if isinstance(n, Pick):
+            key = tuple(x.name for x in n.elements)
+            if key not in out and all(k in names for k in key):
+                out.append(key)
+    return out

@@ -22,7 +22,6 @@ from revec.emit.cexpr import (
     literal,
 )
 from revec.emit.names import var
-from revec.emit.pyexpr import param_boards
 from revec.emit.writer import at, resolve
 from revec.errors import RevecError
 from revec.lib import LIBRARY
@@ -148,7 +147,7 @@ class CModuleGen:
 
     def helper(self, h: ir.HelperDef) -> str:
         self.current_helper = h
-        boards = param_boards(h.params, h.body)
+        boards = ir.param_boards(h.params, h.body)
         types = {p.name: p.ty for p in h.params}
         self.expr.picks = {key: f"rv_board{i}" for i, key in enumerate(boards)}
         try:

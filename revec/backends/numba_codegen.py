@@ -30,7 +30,7 @@ import numpy as np
 from revec import ir
 from revec.backends.numba_lanes import LaneSpawnsEmitter
 from revec.emit.names import var
-from revec.emit.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, param_boards, zero_of
+from revec.emit.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, zero_of
 from revec.emit.writer import resolve
 from revec.runtime.compaction import numba_vector
 from revec.transforms import kernel_plan as kp
@@ -296,7 +296,7 @@ class NumbaModuleGen:
         lines = [JIT, f"def h_{h.name}({', '.join(params)}):"]
         for name, ty in sorted(h.locals.items()):
             lines.append(f"    {var(name)} = {zero_of(ty, '')}")
-        boards = param_boards(h.params, h.body)
+        boards = ir.param_boards(h.params, h.body)
         for i, key in enumerate(boards):  # a board given to the helper, indexed by reads
             lines.append(f"    rv_board{i} = ({', '.join(var(k) for k in key)},)")
         self.expr.picks = {key: f"rv_board{i}" for i, key in enumerate(boards)}

@@ -242,16 +242,3 @@ def zero_of(ty: ir.Ty, ns: str = "np.") -> str:
         return "0.0" if ty.kind == "f" else "0"
     return f"{np_type(ty, ns)}(0)"
 
-
-def param_boards(params: tuple[ir.Param, ...], body: tuple[ir.Stmt, ...]
-                 ) -> list[tuple[str, ...]]:
-    """The boards a helper reads by index whose elements are all its parameters (a
-    board passed to it): each can be built once at the helper's entry."""
-    names = {p.name for p in params}
-    out: list[tuple[str, ...]] = []
-    for n in ir.walk_nodes(body):
-        if isinstance(n, ir.Pick):
-            key = tuple(x.name for x in n.elements)
-            if key not in out and all(k in names for k in key):
-                out.append(key)
-    return out
