@@ -49,9 +49,9 @@ def _program_path(path: str, source: str) -> str:
             return path
     except OSError:
         pass
-    root = os.environ.get("REVEC_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "revec")
-    d = Path(root) / "dask" / hashlib.sha256(source.encode()).hexdigest()[:20]
+    from revec.toolchain import cache_root
+
+    d = cache_root.writable() / "dask" / hashlib.sha256(source.encode()).hexdigest()[:20]
     d.mkdir(parents=True, exist_ok=True)
     q = d / p.name
     if not q.exists():

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
-import os
 import sys
 import threading
 import time
@@ -34,6 +33,7 @@ from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_slot, acc_values, init_accs, merge_accs, run_stats
+from revec.toolchain import cache_root
 from revec.toolchain.cache_check import NO_RECORD, mismatch, warn_once, write_sums
 from revec.toolchain.cbuild import file_lock
 from revec.transforms.kernel_plan import build_plan
@@ -41,9 +41,10 @@ from revec.transforms.schedule import Schedule
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("REVEC_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "revec")
-    return Path(root) / "numba"
+    """Where generated modules are written (numba caches beside them): under
+    ``$REVEC_CACHE_DIR``, or a private temporary cache when that cannot be written
+    (numba itself does not use a cache folder it cannot write)."""
+    return cache_root.writable() / "numba"
 
 
 def numba_cache_folder(py_file: Path) -> Path | None:
@@ -194,6 +195,11 @@ def load_generated(source: str, stem: str) -> types.ModuleType:
     if name in sys.modules:
         return sys.modules[name]
     path = cache_dir() / f"{name}.py"
+    with cache_root.cache_writes(path.parent.parent, path):
+        return _load_generated(source, name, path)
+
+
+def _load_generated(source: str, name: str, path: Path) -> types.ModuleType:
     path.parent.mkdir(parents=True, exist_ok=True)
     record = path.with_suffix(".sums")
     with file_lock(path.with_suffix(".lock")):
@@ -218,8 +224,10 @@ def record_generated(module: types.ModuleType) -> None:
     """Re-record a generated module's cache after its first run (lazily compiled
     helpers add files)."""
     path = Path(module.__file__ or "")
-    with file_lock(path.with_suffix(".lock")):
-        _record([path], path.with_suffix(".sums"))
+    record = path.with_suffix(".sums")
+    with cache_root.cache_writes(path.parent.parent, record), \
+            file_lock(path.with_suffix(".lock")):
+        _record([path], record)
 
 
 class NumbaTask:

@@ -44,13 +44,18 @@ def write_sums(record: Path, files: dict[str, Path]) -> None:
     """Record ``{name: (size, sha256)}`` of ``files`` in ``record`` (atomically)."""
     doc = {name: list(file_sum(p)) for name, p in sorted(files.items())}
     record.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{record.name}.", dir=record.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{record.name}.", dir=record.parent)
+    except OSError as err:
+        raise OSError(err.errno, err.strerror, str(record)) from err
     try:
         with os.fdopen(fd, "w") as fh:
             json.dump(doc, fh)
         os.replace(tmp, record)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError) and err.filename is None:  # name the record
+            raise OSError(err.errno, err.strerror, str(record)) from err
         raise
 
 

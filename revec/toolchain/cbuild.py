@@ -41,6 +41,7 @@ Python and CPU (by any compiler) is reused; only when there is none is it an err
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import importlib.machinery
@@ -63,6 +64,7 @@ from typing import Any
 
 from revec.errors import RevecError
 from revec.files import write_atomic
+from revec.toolchain import cache_root
 from revec.toolchain.cache_check import NO_RECORD, mismatch, warn_once, write_sums
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-O3", "-march=native")
@@ -101,10 +103,9 @@ _memo: dict[str, tuple[Any, Any]] = {}
 
 
 def cache_dir() -> Path:
-    """The cache root: ``$REVEC_CACHE_DIR`` or ``~/.cache/revec``."""
-    env = os.environ.get("REVEC_CACHE_DIR")
-    root = Path(env) if env else Path.home() / ".cache" / "revec"
-    return root.expanduser().resolve()
+    """The cache root: ``$REVEC_CACHE_DIR`` or ``~/.cache/revec`` (where entries are
+    looked up first; builds go to :func:`revec.toolchain.cache_root.writable`)."""
+    return cache_root.configured()
 
 
 def effective_cflags(cflags: Sequence[str] | None = None) -> list[str]:
@@ -140,11 +141,11 @@ def compiler_identity(cc: list[str]) -> str:
     st = os.stat(cc[0])
     sig = hashlib.sha256(
         json.dumps([cc, st.st_size, st.st_mtime_ns]).encode()).hexdigest()[:24]
-    path = cache_dir() / "compilers" / f"{sig}.txt"
-    try:
-        return path.read_text()
-    except OSError:
-        pass
+    for root in cache_root.roots():
+        try:
+            return (root / "compilers" / f"{sig}.txt").read_text()
+        except OSError:
+            pass
     stats.version_queries += 1
     try:
         res = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
@@ -155,7 +156,9 @@ def compiler_identity(cc: list[str]) -> str:
         raise RevecError(f"C compiler {' '.join(cc)!r} failed on --version: "
                          f"{(res.stderr or res.stdout).strip()[:500]}")
     ident = " ".join(cc) + "\n" + res.stdout
-    write_atomic(path, ident)
+    root = cache_root.writable()
+    with cache_root.cache_writes(root):
+        write_atomic(root / "compilers" / f"{sig}.txt", ident)
     return ident
 
 
@@ -228,20 +231,28 @@ def load_c_module(
         if modname in _memo:
             stats.memo_hits += 1
             return _memo[modname]
-        root = cache_dir() / "cmod"
-        target = root / (modname + importlib.machinery.EXTENSION_SUFFIXES[0])
-        if target.exists() and _entry_problem(target) is None:
+        fname = modname + importlib.machinery.EXTENSION_SUFFIXES[0]
+        # an entry already built is used where it is, even in a cache that cannot be
+        # written; a build goes to the writable cache
+        target = next((t for t in (r / "cmod" / fname for r in cache_root.roots())
+                       if t.exists() and _entry_problem(t) is None), None)
+        if target is not None:
             stats.disk_hits += 1
         else:
-            root.mkdir(parents=True, exist_ok=True)
-            with file_lock(root / f"{modname}.lock"):
-                if _needs_build(target, "C module"):
-                    objs = [shared_object(cc, flags, incs, name, text)
-                            for name, text in objects]
-                    _build(modname, cdef, source, cc, flags, libs, incs, target, objs)
-                else:
-                    stats.disk_hits += 1
-        write_atomic(root / f"latest-{hint}-{base_key[:24]}", target.name)
+            base = cache_root.writable()
+            root = base / "cmod"
+            target = root / fname
+            with cache_root.cache_writes(base):
+                root.mkdir(parents=True, exist_ok=True)
+                with file_lock(root / f"{modname}.lock"):
+                    if _needs_build(target, "C module"):
+                        objs = [shared_object(cc, flags, incs, name, text)
+                                for name, text in objects]
+                        _build(modname, cdef, source, cc, flags, libs, incs, target,
+                               objs)
+                    else:
+                        stats.disk_hits += 1
+        _point(target.parent / f"latest-{hint}-{base_key[:24]}", target.name)
         result = _import(modname, target)
         _memo[modname] = result
         return result
@@ -257,13 +268,32 @@ def clear_memo() -> None:
         _pch_wanted.clear()
 
 
+def _point(pointer: Path, name: str) -> None:
+    """Record ``name`` as the latest build of its source and flags (for a process
+    without a compiler): written only when it changes, and skipped where the cache
+    cannot be written or has no room (it only saves a rebuild)."""
+    try:
+        if pointer.read_text() == name:
+            return
+    except OSError:
+        pass
+    try:
+        write_atomic(pointer, name)
+    except OSError:
+        pass
+
+
 def _load_without_compiler(hint: str, base_key: str) -> tuple[Any, Any]:
     root = cache_dir() / "cmod"
-    pointer = root / f"latest-{hint}-{base_key[:24]}"
-    try:
-        name = pointer.read_text().strip()
-    except OSError:
-        name = ""
+    name = ""
+    for folder in (r / "cmod" for r in cache_root.roots()):
+        try:
+            name = (folder / f"latest-{hint}-{base_key[:24]}").read_text().strip()
+        except OSError:
+            continue
+        if name and (folder / name).exists():
+            root = folder
+            break
     target = root / name if name else None
     if target is not None and target.exists() and \
             _entry_problem(target) not in (None, NO_RECORD):
@@ -305,8 +335,8 @@ def _build(modname: str, cdef: str, source: str, cc: list[str], flags: list[str]
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{modname}-", dir=target.parent))
     try:
         csrc = tmp / f"{modname}.c"
-        with contextlib.redirect_stdout(io.StringIO()):  # cffi prints "generating ..."
-            ffi.emit_c_code(str(csrc))
+        with contextlib.redirect_stdout(io.StringIO()), _writing(csrc):
+            ffi.emit_c_code(str(csrc))  # (cffi prints "generating ...")
         out = tmp / target.name
         py_inc = sysconfig.get_paths()["include"]
         plat_inc = sysconfig.get_paths()["platinclude"]
@@ -337,6 +367,10 @@ def _compile(cmd: list[str], cwd: Path, out: Path, what: str) -> None:
                          f"{_NO_COMPILER_HELP}") from exc
     if res.returncode != 0 or not out.exists():
         msg = (res.stderr + res.stdout).strip()
+        root = cache_root.writable()
+        full = cache_root.full_under(msg, root)
+        if full is not None:  # not the program's fault: the cache's disk's
+            raise cache_root.full_error(OSError(errno.ENOSPC, full), out, root)
         if len(msg) > 6000:
             msg = msg[:6000] + "\n... (truncated)"
         raise RevecError(f"C compilation of {what} failed (exit {res.returncode}):\n{msg}")
@@ -384,7 +418,7 @@ def precompiled_prelude(cc: list[str], flags: list[str], inc_flags: list[str],
     with _lock:
         if key in _pch_memo:
             return _pch_memo[key]
-        folder = cache_dir() / "pch" / key
+        folder = cache_root.writable() / "pch" / key
         hfile, gch = folder / "revec_sys.h", folder / "revec_sys.h.gch"
         record = folder / "revec_sys.sums"
         files = {hfile.name: hfile, gch.name: gch}
@@ -415,7 +449,8 @@ def _build_pch(cc: list[str], flags: list[str], inc_flags: list[str], header: st
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))
     try:
         th, tg = tmp / "revec_sys.h", tmp / "revec_sys.h.gch"
-        th.write_text(header)
+        with _writing(th):
+            th.write_text(header)
         compile_flags = [f for f in FIXED_FLAGS if f != "-shared"]
         cmd = [*cc, *compile_flags, *flags, *inc_flags, "-x", "c-header", str(th),
                "-o", str(tg)]
@@ -449,7 +484,7 @@ def shared_object(cc: list[str], flags: list[str], incs: list[str], name: str,
     key = _digest({"source": source, "compiler": compiler_identity(cc), "flags": flags,
                    "fixed": list(FIXED_FLAGS), "include_dirs": incs,
                    "cpu": cpu_identity()})[:24]
-    target = cache_dir() / "cobj" / f"{hint}-{key}.o"
+    target = cache_root.writable() / "cobj" / f"{hint}-{key}.o"
     with _lock:
         if key in _obj_memo and target.exists():
             return _obj_memo[key]
@@ -466,7 +501,8 @@ def _build_object(cc: list[str], flags: list[str], incs: list[str], source: str,
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{target.stem}-", dir=target.parent))
     try:
         src, out = tmp / f"{target.stem}.c", tmp / target.name
-        src.write_text(source)
+        with _writing(src):
+            src.write_text(source)
         compile_flags = [f for f in FIXED_FLAGS if f != "-shared"]
         cmd = [*cc, "-c", *compile_flags, *flags, *(f"-I{d}" for d in incs), str(src),
                "-o", str(out)]
@@ -476,6 +512,12 @@ def _build_object(cc: list[str], flags: list[str], incs: list[str], source: str,
         os.replace(out, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _writing(path: Path) -> contextlib.AbstractContextManager[None]:
+    """A write of ``path`` in the build cache: for want of room, a
+    :class:`~revec.toolchain.cache_root.CacheFullError` naming it."""
+    return cache_root.cache_writes(cache_root.writable(), path)
 
 
 def _sums_path(target: Path) -> Path:
