@@ -211,7 +211,9 @@ def _load_generated(source: str, name: str, path: Path) -> types.ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         try:
-            with gc_paused():
+            # (numba's failed writes do not name their file: name its cache folder)
+            with gc_paused(), cache_root.cache_writes(
+                    path.parent.parent, numba_cache_folder(path) or path):
                 spec.loader.exec_module(module)  # compiles (or loads) the kernel
         except BaseException:
             del sys.modules[name]
