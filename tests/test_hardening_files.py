@@ -338,3 +338,21 @@ def test_read_only_empty_cache_falls_back_to_a_private_one(tmp_path: Path,
         assert _runs(tmp_path) >= 2  # it was built, not found
     assert list(cache_dir.iterdir()) == []
     assert list(tmp.iterdir()) == []  # the private cache is removed at exit
+
+
+def test_faults_doc_names_real_tests() -> None:
+    """Every test docs/faults.md cites exists (``file.py::test``, or ``::test`` for one
+    more in the file cited before it on the line), and every line cites one."""
+    import re
+
+    rows = [ln for ln in (ROOT / "docs" / "faults.md").read_text().splitlines()
+            if ln.startswith("| ") and not ln.startswith(("| Fault", "|---"))]
+    assert rows
+    for row in rows:
+        cited = re.findall(r"`([\w./]*\.py)?::(\w+)`", row.rsplit("|", 2)[-2])
+        assert cited, row
+        file = ""
+        for name, test in cited:
+            file = name or file
+            source = (ROOT / "tests" / file).read_text()
+            assert re.search(rf"^def {test}\(", source, re.M), f"{file}::{test}"
