@@ -32,6 +32,11 @@ The system headers every module includes are precompiled (gcc ``.gch``) once per
 compiler, flags and CPU under ``pch/`` and verified the same way (see
 :func:`precompiled_prelude`).
 
+A cache that cannot be written is still read (a module built there is loaded as it is);
+a build then goes to a private temporary cache, and a write that fails for want of room
+names the file and the cache directory (see :mod:`revec.toolchain.cache_root`).  A warm
+load writes nothing.
+
 If the compiler cannot be found, a module already built for the same source, flags,
 Python and CPU (by any compiler) is reused; only when there is none is it an error
 (:class:`revec.errors.RevecError` naming what is missing).  Compile errors are
