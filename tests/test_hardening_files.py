@@ -252,9 +252,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 # item 7: the size of the tmpfs decides which write fails first.  C: one page (the
 # first source file written for the compiler), 32 KiB (the compiler's own output: its
-# message), 48 KiB (a checksum record).  numba: 8 KiB (the generated module), 40 KiB
-# (numba's own cache files, written while it compiles: slow)
-FULL_DISKS = [("c", "4k"), ("c", "32k"), ("c", "48k"), ("numba", "8k"),
+# message), 48 KiB (a checksum record).  numba (slow: its import alone is seconds):
+# 8 KiB (the generated module), 40 KiB (numba's own cache files, written while it
+# compiles)
+FULL_DISKS = [("c", "4k"), ("c", "32k"), ("c", "48k"),
+              pytest.param("numba", "8k", marks=pytest.mark.slow),
               pytest.param("numba", "40k", marks=pytest.mark.slow)]
 
 
