@@ -49,7 +49,9 @@ def test_both_emitters_consume_every_step(path: Path) -> None:
                 f"the numba emitter ({mode}) skipped a plan step"
 
 
-# the inductive shape of each benchmark, as the kernels' docstrings describe them
+# the inductive shape of each benchmark, as the kernels' docstrings describe them (with
+# every plan technique off; leaf inlining turns fib's and binomial's fixed
+# slots into lane code: LEAF_INLINED)
 SHAPES = {
     "binomial": kp.StraightSpawns, "fib": kp.StraightSpawns, "knapsack": kp.StraightSpawns,
     "treebuild": kp.ThreadSpawns,  # while loops before its spawns
@@ -58,11 +60,20 @@ SHAPES = {
 }
 
 
+# the benchmarks whose kernels inline leaves (kernel_plan.leaf_decision)
+LEAF_INLINED = {"binomial", "fib", "graphcol", "parentheses"}
+
+
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_benchmark_shapes(name: str) -> None:
-    ((_, plan),) = plans(ROOT / "benchmarks" / f"{name}.py")
+    program = get_program(ROOT / "benchmarks" / f"{name}.py")
+    plan = kp.build_plan(program, name, off=frozenset(kp.TECHNIQUES))
     kinds = [type(s) for s in plan.steps]
     assert SHAPES[name] in kinds
+    on = kp.build_plan(program, name, off=frozenset())
+    lane = on.step(kp.LaneSpawns)
+    assert (on.leaf_inline is not None) == (name in LEAF_INLINED)
+    assert (isinstance(lane, kp.LaneSpawns) and lane.leaves) == (name in LEAF_INLINED)
     assert kinds[-1] is kp.StoreReducers
     assert kp.Split in kinds and kp.BaseCase in kinds
     if SHAPES[name] is kp.LoopIterate:

@@ -199,6 +199,10 @@ class CModuleGen:
               for p in f]
         L += [f"static {ctype(p.ty)} u_{p.name};  /* invariant: the root's value */"
               for p in self.invariant]
+        if plan.leaf_inline is not None:
+            # leaf inlining: per child block, the children that ran as base cases in
+            # their parent's lane (counted as tasks and leaves of the child's level)
+            L.append(f"static RV_TLS int64_t kleaf[{t.max_spawns}];")
         # kdirty: how many of kcnt's counts the last block may have left non-zero
         L += ["static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc, kdirty;", "",
               "static void grow_children(int64_t need_frames, int64_t need_k) {",
@@ -256,6 +260,8 @@ class CModuleGen:
               if p.name in ind_used]
         L.append("    int64_t *kc = kcnt;")
         L.append("    (void)kc;")
+        if plan.leaf_inline is not None:
+            L.append("    int64_t *klf = kleaf;")
         for step in plan.steps:
             L += self.step(step)
             self.consumed.append(step.id)

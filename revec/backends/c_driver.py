@@ -25,6 +25,7 @@ from revec.backends.c_lanes import LoopEmitter
 from revec.backends.c_stmts import CGen, CStmts, read_names
 from revec.emit.cexpr import cast, ctype
 from revec.emit.writer import at
+from revec.transforms.kernel_plan import KernelPlan
 
 _CSRC = Path(__file__).with_name("csrc")
 DRIVER_H = (_CSRC / "driver.h").read_text()
@@ -43,6 +44,7 @@ class DriverGen(CGen, Protocol):
     """What the driver needs of the C module generator."""
 
     loop: LoopEmitter | None
+    plan: KernelPlan
 
     def compaction(self) -> str: ...
 
@@ -126,7 +128,7 @@ def driver_source(gen: DriverGen) -> str:
          "static int64_t rv_front_n, rv_front_depth;",
          "",
          "int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,",
-         "                  const int64_t **counts) {",
+         "                  const int64_t **counts, const int64_t **leaves) {",
          "    grow_scratch(n);"]
     if static_k:
         L.append(f"    grow_children(out_base + {static_k} * (n + RV_SLACK), {static_k});")
@@ -134,11 +136,15 @@ def driver_source(gen: DriverGen) -> str:
     # uts's root spawns 2,000 children, so the whole array was a 32 KB memset for every
     # block after it.  A kernel left by longjmp (budget, no memory, Ctrl-C) leaves
     # kdirty = kcap_alloc, so the next block clears everything.
-    L += ["    memset(kcnt, 0, kdirty * sizeof(int64_t));",
-          "    kdirty = kcap_alloc;",
+    L += ["    memset(kcnt, 0, kdirty * sizeof(int64_t));"]
+    if gen.plan.leaf_inline is not None:
+        L.append("    memset(kleaf, 0, sizeof(kleaf));")
+    L += ["    kdirty = kcap_alloc;",
           "    int64_t nb = kernel(off, n, out_base, kused);",
           "    kdirty = *kused;  /* the kernel counts children at spawn indices < kused */",
           "    *counts = kcnt;  /* after the kernel: a dynamic kernel may grow it */",
+          "    *leaves = " + ("kleaf;  /* the children inlined as leaves */"
+                             if gen.plan.leaf_inline is not None else "NULL;"),
           "    return nb;",
           "}",
           "void rvm_move(int64_t src, int64_t dst, int64_t cnt) {",

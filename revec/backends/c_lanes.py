@@ -44,6 +44,7 @@ CLAMP_MIN_LANES = 8
 class LaneCode:
     lines: list[str]
     sites: tuple[SpawnSite, ...]
+    leaves: frozenset[int] = frozenset()  # the sites with leaf inlining
 
 
 def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
@@ -65,9 +66,11 @@ def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
                     lines.append(f"{ind}v_{t} = {blend(f'(_c{g})', f'({val})', f'v_{t}', v.ty)};")
                 else:
                     lines.append(f"{ind}v_{t} = (_c{g}) ? ({val}) : v_{t};")
-            case lanes.MakeSpawn(site=site, guard=g, args=args):
+            case lanes.MakeSpawn(site=site, guard=g, args=args, leaf=lf):
                 i = site.index
                 lines.append(f"{ind}m{i}[u] = {'1' if g is None else f'_c{g}'};")
+                if lf is not None:  # the child ran here (leaf inlining)
+                    lines.append(f"{ind}l{i}[u] = _c{lf};")
                 lines.append(f"{ind}k{i}[u] = (uint8_t)_k;")
                 lines += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args]
                 lines.append(f"{ind}_k += m{i}[u];")
@@ -80,7 +83,9 @@ def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
             case lanes.Plain(stmt=s):
                 lines += stmt(s, ind)  # top-level unpack / expression statement
         out += at(op.loc, lines)
-    return LaneCode(out, body.sites)
+    return LaneCode(out, body.sites, frozenset(
+        op.site.index for op in body.ops if isinstance(op, lanes.MakeSpawn)
+        and op.leaf is not None))
 
 
 def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
@@ -97,6 +102,8 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
     i2 = ind + "    "
     for s in code.sites:
         L.append(f"{i2}RV_MAYBE_UNUSED uint8_t m{s.index}[{LANES}], k{s.index}[{LANES}];")
+        if s.index in code.leaves:
+            L.append(f"{i2}uint8_t l{s.index}[{LANES}];")
         L += [f"{i2}{ctype(p.ty)} a{s.index}_{p.name}[{LANES}];" for p in columns]
     L.append("#pragma GCC ivdep")
     L.append(f"{i2}for (int u = 0; u < {LANES}; u++) {{")
@@ -108,15 +115,24 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
     # with one compaction step per column
     for k in child_blocks:  # (the plan's: every spawn index a lane can have)
         sites = [st for st in code.sites if k in st.kset]
+        leafy = [n for n, st in enumerate(sites) if st.index in code.leaves]
         L.append(f"{i2}{{")
         L.append(f"{i2}    uint8_t mk[{LANES}];")
+        if leafy:
+            L.append(f"{i2}    uint8_t lk[{LANES}];")
         L += [f"{i2}    {ctype(p.ty)} ak_{p.name}[{LANES}];" for p in columns]
         L.append("#pragma GCC ivdep")
         L.append(f"{i2}    for (int u = 0; u < {LANES}; u++) {{")
         sel = [f"(m{st.index}[u] & (k{st.index}[u] == {k}))" if len(st.kset) > 1
                else f"m{st.index}[u]" for st in sites]
         L += [f"{i2}        uint8_t s{n} = {x};" for n, x in enumerate(sel)]
-        L.append(f"{i2}        mk[u] = {' | '.join(f's{n}' for n in range(len(sel)))};")
+        # leaf inlining: a site's lanes whose child ran in the lane are counted, not kept
+        kept = [f"(s{n} & !l{sites[n].index}[u])" if n in leafy else f"s{n}"
+                for n in range(len(sel))]
+        L.append(f"{i2}        mk[u] = {' | '.join(kept)};")
+        if leafy:
+            L.append(f"{i2}        lk[u] = "
+                     f"{' | '.join(f'(s{n} & l{sites[n].index}[u])' for n in leafy)};")
         for p in columns:
             if p.ty.kind in "iub" and len(sites) > 1:  # at most one site makes it
                 pick = select_one([f"s{n}" for n in range(len(sites))],
@@ -133,6 +149,8 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
             L.append(f"{i2}    RV_STEP{w}((const uint{w}_t *)ak_{p.name}, "
                      f"(uint{w}_t *)(p_{p.name} + d), kc[{k}], b);")
         L.append(f"{i2}    kc[{k}] += __builtin_popcount(b);")
+        if leafy:
+            L.append(f"{i2}    klf[{k}] += __builtin_popcount(rv_bits32(lk));")
         L.append(f"{i2}}}")
     L.append(f"{ind}}}")
     return L

@@ -53,6 +53,7 @@ class LaneSite:
     kset: frozenset[int]
     args: dict[str, str]
     arg_exprs: dict[str, ir.Expr]
+    leaf: bool = False  # leaf inlining: the lanes whose child ran in the lane (``l<s>``)
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,12 @@ def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
                 text = f"(not ({expr(cond)}))" if neg else f"({expr(cond)})"
                 add(f"_c{n} = {here}{text}", f"_c{n}",
                     _reads(cond) | (set() if g is None else {f"_c{g}"}))
-            case lanes.MakeSpawn(site=site, guard=g, args=args):
+            case lanes.MakeSpawn(site=site, guard=g, args=args, leaf=lf):
                 i = site.index
                 add(f"_m{i} = {'True' if g is None else f'_c{g}'}", f"_m{i}",
                     set() if g is None else {f"_c{g}"})
+                if lf is not None:  # the child ran in the lane (leaf inlining)
+                    add(f"_l{i} = _c{lf}", f"_l{i}", {f"_c{lf}"})
                 add(f"_k{i} = _k", f"_k{i}", {"_k"})
                 for c, arg in args:
                     add(f"_a{i}_{c} = {expr(arg)}", f"_a{i}_{c}", _reads(arg))
@@ -145,7 +148,8 @@ class LaneSpawnsEmitter:
         self.bp = gen.bp  # type: ignore[attr-defined]
         self.columns = self.bp.columns
         self.sites = [LaneSite(op.site.index, op.site.kset,
-                               {c: f"_a{op.site.index}_{c}" for c, _ in op.args}, dict(op.args))
+                               {c: f"_a{op.site.index}_{c}" for c, _ in op.args}, dict(op.args),
+                               op.leaf is not None)
                       for op in step.body.ops if isinstance(op, lanes.MakeSpawn)]
         # per child block k and column: the source of its values (the plan's)
         self.sources = {(k, c): src for k, c, src in step.sources}
@@ -186,6 +190,9 @@ class LaneSpawnsEmitter:
                 if p.kind == "mask":
                     outs.append(f"{ind}st({p.name}, j, _m{p.index})")
                     need.add(f"_m{p.index}")
+                elif p.kind == "leaf":
+                    outs.append(f"{ind}st({p.name}, j, _l{p.index})")
+                    need.add(f"_l{p.index}")
                 else:
                     assert p.column is not None
                     outs.append(f"{ind}st({p.name}, j, {self.pick(p.index, p.column)})")
@@ -195,19 +202,29 @@ class LaneSpawnsEmitter:
                 L.append(f"    for j in range(jend):  # {', '.join(p.name for p in group)}")
                 L += lines
         L += [f"    kc{k} = kcnt[{k}]" for k in step.child_blocks]
+        if step.leaves:  # each child block's inlined leaves
+            L += [f"    lf{k} = 0" for k in step.child_blocks]
         L += ["    t = 0", "    while t < jend:"]
         cond = {p.index for p in step.passes if p.kind == "mask"}
         for s in self.sites:
             L.append(f"        b{s.index} = int64(movemask32(ms{s.index}, t))"
                      if s.index in cond else f"        b{s.index} = {FULL}")
+            if s.leaf:
+                L.append(f"        l{s.index} = int64(movemask32(ml{s.index}, t))")
         # e<s>_<k>: the lanes with exactly k spawns before site s (bit-sliced counts)
         exact = {0: str(FULL)}
         top = max(step.child_blocks)
         sel: dict[int, list[str]] = {k: [] for k in step.child_blocks}
+        lsel: dict[int, list[str]] = {k: [] for k in step.child_blocks}  # inlined leaves
         for n, s in enumerate(self.sites):
             b = f"b{s.index}"
             for k in sorted(s.kset):
-                sel[k].append(b if exact[k] == str(FULL) else f"({b} & {exact[k]})")
+                made = b if exact[k] == str(FULL) else f"({b} & {exact[k]})"
+                if s.leaf:  # written: made and not a leaf; the leaves counted
+                    sel[k].append(f"({made} & ~l{s.index})")
+                    lsel[k].append(f"({made} & l{s.index})")
+                else:
+                    sel[k].append(made)
             if n == len(self.sites) - 1:
                 break
             nxt: dict[int, str] = {}
@@ -221,6 +238,8 @@ class LaneSpawnsEmitter:
                 L.append(f"        {nxt[k]} = {' | '.join(parts)}")
             exact = nxt
         for k in step.child_blocks:
+            if lsel[k]:
+                L.append(f"        lf{k} += popcount32(uint32(({' | '.join(lsel[k])}) & {FULL}))")
             L.append(f"        mk = uint32(({' | '.join(sel[k])}) & {FULL})")
             L.append(f"        if mk == {FULL}:  # every lane makes its spawn {k}")
             L += [f"            {self.append(p, k, True)}" for p in self.columns]
@@ -230,6 +249,9 @@ class LaneSpawnsEmitter:
             L.append(f"            kc{k} += popcount32(mk)")
         L.append(f"        t += {LANES}")
         L += [f"    kcnt[{k}] = kc{k}" for k in step.child_blocks]
+        if step.leaves:  # after the child counts: kcnt[K + k], K the most child blocks
+            top = self.bp.max_spawns
+            L += [f"    kcnt[{top + k}] = lf{k}" for k in step.child_blocks]
         L.append("    j0 = jend  # the rest thread by thread")
         return L
 

@@ -277,7 +277,7 @@ class NumbaTask:
             return self.run_workers(args, schedule, max_memory, workers)
         cols, accs = self._state(args)
         flags = np.array([max_memory, 0, 0], np.int64)  # budget, over-budget flag, worker
-        ints = ints_list([np.zeros(max(self.static_k, 4), np.int64), flags,
+        ints = ints_list([np.zeros(max(2 * self.static_k, 4), np.int64), flags,
                           np.zeros(1, np.int64), self._meta(), interrupt.flag(),
                           self.scratch_bytes, *self._bound_cells(accs)])
         interrupt.clear()
@@ -385,7 +385,7 @@ class NumbaTask:
         # between workers (false sharing)
         flags = [np.array([max_memory, 0, w], np.int64) for w in range(workers)]
         cells = self._bound_cells(states[0][1])  # one shared cell per bound
-        ints = [ints_list([_own_lines(max(self.static_k, 4), np.int64), flags[w], used,
+        ints = [ints_list([_own_lines(max(2 * self.static_k, 4), np.int64), flags[w], used,
                            self._meta(_own_lines(8, np.int64)), interrupt.flag(),
                            self.scratch_bytes, *cells])
                 for w in range(workers)]

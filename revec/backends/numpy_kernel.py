@@ -167,6 +167,10 @@ class Kernel:
 
     def __init__(self, program: ir.Program, plan: kp.KernelPlan,
                  invariant: dict[str, np.generic]) -> None:
+        # leaf inlining needs the compiled drivers' count of inlined leaves per child
+        # block: the interpreter runs plans without it (NumpyTask builds them so)
+        assert plan.leaf_inline is None, "the numpy back end interprets plans without " \
+            "leaf inlining (kernel_plan.build_plan(..., off={'leaf_inline'}))"
         self.program = program
         self.plan = plan
         self.ev = Evaluator(program)

@@ -10,7 +10,10 @@ State (all int64 unless noted):
   children are compacted to ``BASE``; kind 1 = a blocked level: ``NSEG`` child
   blocks in ``seg[SB:SB + NSEG]`` run depth first from ``CUR``; ``END`` is the top
   of the arena range the record owns.
-* ``seg[s] = (offset, count)`` of child blocks, allocated as a stack.
+* ``seg[s] = (offset, count, leaves)`` of child blocks, allocated as a stack; leaves
+  (leaf inlining): children that ran as base cases in their parents' lanes, never
+  written, counted as threads of the child block (``rec[PH]`` the same for a bfs
+  block), so every decision and statistic is the one without inlining.
 * ``st``: scalars (stack pointer, statistics, and the block :func:`pick` chose).
 * ``lv[depth]`` (float64): per-level tasks, leaves, re-expansions started there,
   summed growth factor of re-expanded blocks returning to blocked mode there, and
@@ -42,12 +45,13 @@ from revec.runtime.numba_support import (
 )
 
 # rec columns
-KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT = range(10)
-REC_COLS = 10
+KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT, PH = range(11)
+REC_COLS = 11
+SEG_COLS = 3
 # st entries
 SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK = range(7)
-P_OFF, P_N, P_DEPTH, P_MODE, P_OUT = range(7, 12)
-ST_SIZE = 12
+P_OFF, P_N, P_DEPTH, P_MODE, P_OUT, P_PH = range(7, 13)
+ST_SIZE = 13
 # lv columns
 L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
 LV_COLS = 5
@@ -56,7 +60,7 @@ LV_COLS = 5
 @njit(cache=True, nogil=True)
 def new_state():
     rec = np.zeros((64, REC_COLS), np.int64)
-    seg = np.zeros((64, 2), np.int64)
+    seg = np.zeros((64, SEG_COLS), np.int64)
     lv = np.zeros((64, LV_COLS), np.float64)
     st = np.zeros(ST_SIZE, np.int64)
     # the root: a bfs record holding one thread at arena position 0
@@ -105,11 +109,12 @@ def pick(rec, st, seg, lv, R):
         s = rec[sp, SB] + cur
         rec[sp, CUR] = cur + 1
         n = seg[s, 1]
-        if n == 0:
+        ph = seg[s, 2]
+        if n + ph == 0:
             return 0
         off = seg[s, 0]
         depth = rec[sp, DEPTH]
-        if n < R:
+        if n + ph < R:
             # re-expansion: this child block runs in bfs mode (the policy's
             # child_block_reexpands, revec/transforms/schedule.py)
             top = rec[sp, END]
@@ -120,7 +125,8 @@ def pick(rec, st, seg, lv, R):
             rec[sp, BASE] = top
             rec[sp, END] = top
             rec[sp, DEPTH] = depth
-            rec[sp, INIT] = n
+            rec[sp, INIT] = n + ph
+            rec[sp, PH] = ph
             st[SP] = sp
             lv[depth, L_REEXP] += 1
             return 0
@@ -129,12 +135,14 @@ def pick(rec, st, seg, lv, R):
         st[P_DEPTH] = depth
         st[P_MODE] = 1
         st[P_OUT] = rec[sp, END]
+        st[P_PH] = ph
         return 1
     off = rec[sp, OFF]
     n = rec[sp, N]
     st[P_OFF] = off
     st[P_N] = n
     st[P_DEPTH] = rec[sp, DEPTH]
+    st[P_PH] = rec[sp, PH]
     if rec[sp, KIND] == 2:
         # the bfs -> blocked switch: this block of B or more threads runs as one block
         # in blocked mode; the record stays as an empty blocked record (popped after
@@ -164,17 +172,22 @@ def account(lv, st, n, nb, P):
 
 
 @njit(cache=True, nogil=True)
-def finish(rec, st, seg, lv, kcnt, kused, ns, B):
+def finish(rec, st, seg, lv, kcnt, kused, ns, B, lk):
     """After a block ran: update the record stack from its children's counts (child
-    block k at ``out_base + k * ns``).  For a bfs block the caller has already compacted
-    the children to the record's base in spawn-index order.  ``rec`` needs a spare row
-    and ``seg`` room for ``kused`` more rows (the caller grows them)."""
-    n = st[P_N]
+    block k at ``out_base + k * ns``; its inlined leaves at ``kcnt[lk + k]`` when ``lk``
+    > 0).  For a bfs block the caller has already compacted the children to the record's
+    base in spawn-index order.  ``rec`` needs a spare row and ``seg`` room for ``kused``
+    more rows (the caller grows them)."""
+    n = st[P_N] + st[P_PH]
     depth = st[P_DEPTH]
-    m = 0
+    m = 0  # children written
+    mph = 0  # children inlined as leaves
     for k in range(kused):
         m += ld(kcnt, k)
-    live = st[LIVE] + m
+        if lk > 0:
+            mph += ld(kcnt, lk + k)
+    mf = m + mph
+    live = st[LIVE] + mf
     if live > st[PEAK]:
         st[PEAK] = live
     st[LIVE] = live - n
@@ -182,7 +195,7 @@ def finish(rec, st, seg, lv, kcnt, kused, ns, B):
     segtop = st[SEGTOP]
     if st[P_MODE] == 1:
         # blocked: the child blocks (one per spawn index) run depth first
-        if m == 0:
+        if mf == 0:
             return
         out = st[P_OUT]
         sp += 1
@@ -196,14 +209,16 @@ def finish(rec, st, seg, lv, kcnt, kused, ns, B):
         for k in range(kused):
             seg[segtop + k, 0] = out + k * ns
             seg[segtop + k, 1] = ld(kcnt, k)
+            seg[segtop + k, 2] = ld(kcnt, lk + k) if lk > 0 else 0
         st[SEGTOP] = segtop + kused
         st[SP] = sp
         return
-    if m == 0:
+    if mf == 0:
         st[SP] = sp - 1
         return
     base = rec[sp, BASE]
-    if m < B:
+    rec[sp, PH] = mph
+    if mf < B:
         # still bfs: the next block replaces this one (the policy's next_block_stays_bfs,
         # revec/transforms/schedule.py)
         rec[sp, OFF] = base
@@ -214,7 +229,7 @@ def finish(rec, st, seg, lv, kcnt, kused, ns, B):
     # B or more threads (DESIGN.md section 3): the next block runs in blocked mode, as
     # one block; its children are then grouped by spawn index
     if rec[sp, INIT] > 0:
-        lv[depth + 1, L_GROWTH] += m / rec[sp, INIT]
+        lv[depth + 1, L_GROWTH] += mf / rec[sp, INIT]
         lv[depth + 1, L_RETURNS] += 1
     rec[sp, KIND] = 2
     rec[sp, OFF] = base
@@ -283,10 +298,13 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
         if not grow_children(cols, ints, itemsizes, out_base + static_k * (n + slack), 0):
             return False, lv, seg
     # (a kernel that needs more child blocks grows them itself, budget checked)
-    nb, kused = kernel(cols, consts, accs, ints, off, n, out_base)
+    nb, kused = 0, 0
+    if n > 0:  # (a block of inlined leaves alone runs no kernel)
+        nb, kused = kernel(cols, consts, accs, ints, off, n, out_base)
     if ld(column_ptr(ints, 1, np.int64), 1) != 0:
         return False, lv, seg
-    account(lv, st, n, nb, P)
+    ph = st[P_PH]  # the block's inlined leaves: tasks and leaves of its level
+    account(lv, st, n + ph, nb + ph, P)
     kcnt = column_ptr(ints, 0, np.int64)
     ns = n - nb + slack  # the children's stride
     if st[P_MODE] == 0:
@@ -302,12 +320,17 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
                     _move_down(cols, c, w, dst, src, ld(kcnt, k))
                 dst += ld(kcnt, k)
     seg = grow_rows(seg, st[SEGTOP] + kused + 1)
-    finish(rec, st, seg, lv, kcnt, kused, ns, B)
+    # a static kernel's inlined leaves per child block follow its counts (the runner
+    # keeps 2 x static_k counts; zero where the plan inlines none)
+    lk = static_k if static_k > 0 else 0
+    finish(rec, st, seg, lv, kcnt, kused, ns, B, lk)
     # only the counts this block used, not the whole array: uts's root spawns 2,000
     # children, so the array holds thousands of counts, and clearing all of them cost
     # every later block a loop over all of them
     for k in range(kused):
         store(kcnt, k, 0)
+        if lk > 0:
+            store(kcnt, lk + k, 0)
     return True, lv, seg
 
 

@@ -32,6 +32,7 @@ from revec.runtime.numba_scheduler import (
     END,
     INIT,
     KIND,
+    L_LEAVES,
     L_TASKS,
     LIVE,
     MAXDEPTH,
@@ -152,8 +153,10 @@ def _copy_frames(src, s0, dst, d0, count, w):
 
 
 @njit(cache=True, nogil=True)
-def _give(rec, seg, st, cols, itemsizes, pk_cols, pk_meta, t):
-    """Victim side, between blocks: pack work for thief ``t``; False if none."""
+def _give(rec, seg, st, lv, cols, itemsizes, pk_cols, pk_meta, t):
+    """Victim side, between blocks: pack work for thief ``t``; False if none.  The
+    inlined leaves of child blocks it gives are counted here (tasks and leaves of their
+    level): the package holds written frames only."""
     ncols = itemsizes.size
     sp = st[SP]
     for s in range(sp + 1):
@@ -162,7 +165,7 @@ def _give(rec, seg, st, cols, itemsizes, pk_cols, pk_meta, t):
         cur = rec[s, CUR]
         nseg = rec[s, NSEG]
         sb = rec[s, SB]
-        while nseg > cur and seg[sb + nseg - 1, 1] == 0:
+        while nseg > cur and seg[sb + nseg - 1, 1] == 0 and seg[sb + nseg - 1, 2] == 0:
             nseg -= 1
         rec[s, NSEG] = nseg
         if nseg <= cur:
@@ -195,6 +198,9 @@ def _give(rec, seg, st, cols, itemsizes, pk_cols, pk_meta, t):
         else:
             for j in range(first, nseg):
                 cnt = seg[sb + j, 1]
+                lv[rec[s, DEPTH], L_TASKS] += seg[sb + j, 2]
+                lv[rec[s, DEPTH], L_LEAVES] += seg[sb + j, 2]
+                st[LIVE] -= seg[sb + j, 2]
                 for c in range(ncols):
                     w = itemsizes[c]
                     if w > 0:
@@ -227,13 +233,13 @@ def _give(rec, seg, st, cols, itemsizes, pk_cols, pk_meta, t):
 
 
 @njit(cache=True, nogil=True)
-def _serve(w, has_work, rec, seg, st, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
+def _serve(w, has_work, rec, seg, st, lv, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
            wst):
     q = atomic_load(req, w)
     if q == 0:
         return
     t = q - 1
-    if has_work and _give(rec, seg, st, cols, itemsizes, pk_cols, pk_meta, t):
+    if has_work and _give(rec, seg, st, lv, cols, itemsizes, pk_cols, pk_meta, t):
         atomic_add(ctl, BUSY, 1)  # before the answer: the count never reads 0
         wst[w, W_GIVEN] += 1
         atomic_store(resp, t, RQ_WORK)
@@ -308,7 +314,7 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,
                                           static_k, B, R, P, rec, seg, lv, st, w, ctl, req)
             if why != ASKED:
                 break
-            _serve(w, True, rec, seg, st, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
+            _serve(w, True, rec, seg, st, lv, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
                    wst)
         if atomic_load(ctl, STOP) != 0:
             break
@@ -321,7 +327,7 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,
         got = False
         spins = 0
         while atomic_load(ctl, STOP) == 0 and atomic_load(ctl, BUSY) > 0:
-            _serve(w, False, rec, seg, st, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
+            _serve(w, False, rec, seg, st, lv, cols, itemsizes, pk_cols, pk_meta, ctl, req, resp,
                    wst)
             rng ^= rng << np.uint64(13)
             rng ^= rng >> np.uint64(7)
@@ -342,7 +348,7 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,
             waits = 0
             r = atomic_load(resp, w)
             while r == RQ_WAIT:
-                _serve(w, False, rec, seg, st, cols, itemsizes, pk_cols, pk_meta, ctl, req,
+                _serve(w, False, rec, seg, st, lv, cols, itemsizes, pk_cols, pk_meta, ctl, req,
                        resp, wst)
                 if atomic_load(ctl, STOP) != 0 or atomic_load(ctl, BUSY) == 0:
                     quit = True
@@ -380,6 +386,7 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,
             for k in range(nseg):
                 seg[k, 0] = at
                 seg[k, 1] = pk_meta[w, PK_COUNTS + k]
+                seg[k, 2] = 0
                 at += seg[k, 1]
             rec[0, CUR] = 0
             rec[0, NSEG] = nseg

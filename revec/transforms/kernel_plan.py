@@ -16,23 +16,34 @@ code for each step, recording the ids of the steps it consumed.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from revec import ir
+from revec.errors import RevecError
 from revec.transforms.blocking import (
     BlockProgram,
     assigned_names,
     contains_return,
+    spawn_stmts,
     straight_spawns,
     strip_final_return,
     to_block_program,
     used_vars,
     written_arrays,
 )
-from revec.transforms.lanes import LaneBody, MakeSpawn, SpawnSite, if_convert, if_convertible
+from revec.transforms.lanes import (
+    LaneBody,
+    LeafInline,
+    MakeSpawn,
+    SpawnSite,
+    if_convert,
+    if_convertible,
+)
 from revec.transforms.show import expr as show_expr
 from revec.transforms.spawn_loops import SpawnLoop, loop_state, spawn_loop
 
@@ -77,6 +88,26 @@ TARGETS = {
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True),
 }
+
+# Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list):
+# each is a decision of the plan that changes the kernels, never the results or the
+# statistics.  The built-module caches key on the generated source, which differs.
+PLAN_OFF_ENV = "REVEC_PLAN_OFF"
+TECHNIQUES = ("leaf_inline",)
+
+
+def plan_off(spec: str | None = None) -> frozenset[str]:
+    """The techniques switched off: ``spec`` or, when None, the environment variable
+    :data:`PLAN_OFF_ENV` (a comma list of :data:`TECHNIQUES`; empty: none)."""
+    text = os.environ.get(PLAN_OFF_ENV, "") if spec is None else spec
+    names = frozenset(x.strip() for x in text.split(",") if x.strip())
+    unknown = sorted(names - set(TECHNIQUES))
+    if unknown:
+        raise RevecError(f"{PLAN_OFF_ENV}: unknown plan technique "
+                         f"{', '.join(map(repr, unknown))}; expected a comma list of "
+                         f"{', '.join(TECHNIQUES)}")
+    return names
+
 
 # more passes than this run as one loop: each vectorized loop costs compile time.
 # Measured (graphcol, 9 passes; revec.bench.compile_times and numba reexp at the default
@@ -128,7 +159,7 @@ class LanePass:
     ``"value"``, the argument of column ``column`` of the lane's spawn ``index``
     (a child block)."""
 
-    kind: str  # "mask" / "value"
+    kind: str  # "mask" / "leaf" (a site's inlined leaves) / "value"
     name: str  # its scratch column
     index: int  # the spawn site (mask) or the child block (value)
     column: str | None
@@ -286,6 +317,9 @@ class LaneSpawns(Step):
     passes: tuple[LanePass, ...] = ()
     fills: tuple[LaneFill, ...] = ()
     sources: tuple[tuple[int, str, str], ...] = ()
+    # leaf inlining (KernelPlan.leaf_inline): every site tests its child and runs a
+    # child that is a base case in the lane; each child block counts those children
+    leaves: bool = False
 
     def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
         """The passes grouped into loops: one store per loop (LLVM vectorizes such a
@@ -310,6 +344,11 @@ class LaneSpawns(Step):
                f"child blocks: {', '.join(map(str, self.child_blocks))} (one compaction "
                "step per column each)",
                "fast paths: " + "; ".join(self.fast_paths)]
+        if self.leaves:
+            out.append("leaf inlining: a child whose is-base test holds runs its base case "
+                       "in the lane, keeps its spawn index and is counted (child block k's "
+                       "inlined leaves), not written; the threads past the last full step "
+                       "write every child")
         if self.passes or self.fills:
             loops = "; ".join(", ".join(p.name for p in g) for g in self.pass_loops())
             out.append(f"passes (one loop each: {loops})")
@@ -431,6 +470,10 @@ class KernelPlan:
     # worker's accumulator and the value the workers published, loaded at the kernel's
     # start; the kernel publishes an improved one when it stores the reducers
     bounds: tuple[str, ...] = ()
+    # leaf inlining: the children's is-base test and base case at every spawn site
+    # (None: not applied, ``leaf_note`` says why)
+    leaf_inline: LeafInline | None = None
+    leaf_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -464,6 +507,7 @@ class KernelPlan:
         if self.bounds:
             L.append(f"bounds (read as at block start; published at store-reducers): "
                      f"{', '.join(self.bounds)}")
+        L.append(f"leaf inlining: {self.leaf_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -477,13 +521,15 @@ def _names(cols: tuple[Column, ...]) -> str:
 
 # ---------------------------------------------------------------- building
 def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
-               target: Target | str = "c") -> KernelPlan:
+               target: Target | str = "c", off: frozenset[str] | None = None
+               ) -> KernelPlan:
     """The kernel plan of ``task`` for ``target`` (a :class:`Target` or the name of one
     of :data:`TARGETS`).  ``split_mode`` ``scalar``: the split and the active lists use
     branch-free scalar steps (the numba back end's ``compaction="scalar"``); then a side
     reading three or more columns keeps arena indices, and a lock-step loop's read-only
     fields are read through the thread's index (fewer stores per thread: the store port
-    is the scalar steps' bottleneck)."""
+    is the scalar steps' bottleneck).  ``off``: the techniques switched off (None: those
+    :func:`plan_off` reads from the environment)."""
     if split_mode not in SPLIT_MODES:
         raise ValueError(f"split mode {split_mode!r}")
     tg = TARGETS[target] if isinstance(target, str) else target
@@ -494,6 +540,14 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     varying = tuple(c for c in cols if c.name not in bp.uniform)
     invariant = tuple(Column(p.name, p.ty) for p in bp.fields if p.name in bp.invariant)
     scalar = split_mode == "scalar"
+    inductive = strip_final_return(bp.inductive)
+    leaf, leaf_note = leaf_decision(program, bp, inductive,
+                                    plan_off() if off is None else off)
+    if leaf is not None:  # the lane variables of the inlined children
+        extra = {v: p.ty for p in t.params for k, v in leaf.temps.items() if k == p.name}
+        extra |= {v: t.locals[k] for k, v in leaf.locals.items()}
+        t = dataclasses.replace(t, locals={**t.locals, **extra})
+        bp = dataclasses.replace(bp, task=t)
 
     def reads(stmts: tuple[ir.Stmt, ...] | ir.Expr) -> tuple[Column, ...]:
         used = used_vars(stmts)
@@ -503,8 +557,9 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         r = reads(stmts)
         return Side(name, r, "index" if scalar and len(r) >= 3 else "copy")
 
-    def lanes(stmts: tuple[ir.Stmt, ...]) -> LaneBody:
-        return if_convert(stmts, tuple(c.name for c in cols), tuple(p.name for p in bp.fields))
+    def lanes(stmts: tuple[ir.Stmt, ...], inline: LeafInline | None = None) -> LaneBody:
+        return if_convert(stmts, tuple(c.name for c in cols), tuple(p.name for p in bp.fields),
+                          inline)
 
     steps: list[Step] = []
     n = 0
@@ -524,14 +579,13 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     steps.append(BaseCase(sid("base"), bp.base, base_side.columns,
                           narrow_sum(program, bp, base_side) if tg.narrow_sum else None,
                           contains_return(bp.base)))
-    inductive = strip_final_return(bp.inductive)
     dynamic = bp.max_spawns is None
     slack = 0
-    if straight_spawns(inductive):
+    if straight_spawns(inductive) and leaf is None:
         steps.append(StraightSpawns(sid("straight"), bp.inductive, ind_side.columns,
                                     bp.max_spawns or 0))
     elif not dynamic and if_convertible(inductive):
-        body = lanes(inductive)
+        body = lanes(inductive, leaf)
         sites = body.sites
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
         passes, fills, sources = (lane_passes(bp, body, blocks, ind_side, inductive)
@@ -540,7 +594,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                                 blocks, ("a child block's 32 lanes all spawn -> copy",
                                          "none spawns -> skip"),
                                 tg.counts_in_locals and len(blocks) == 2,
-                                passes, fills, sources))
+                                passes, fills, sources, leaf is not None))
         slack = LANES
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
@@ -582,7 +636,61 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
-                      tuple(r.name for r in bp.reducers if r.bound))
+                      tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note)
+
+
+def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stmt, ...],
+                  off: frozenset[str]) -> tuple[LeafInline | None, str]:
+    """Whether the kernel inlines leaves, and the line ``--plan`` prints about it.
+
+    At every spawn site the child's is-base test runs on the child's arguments; a child
+    that is a base case runs its base case (its reductions, and so a return-value
+    task's result: the hidden result reducer receives the child's weighted value, see
+    revec/transforms/returns.py) in the parent's lane, keeps its spawn index and is
+    counted as a task and a leaf of the child's level instead of written.  It applies
+    when the inductive case is lane code (if-convertible, a static number of child
+    blocks), the base case is if-convertible without a condition's limits (assignments,
+    reductions and ifs, everything speculable: no stores, calls, array reads or
+    returns) and, at a spawn under a condition, the is-base test is speculable too;
+    not with bounds (a leaf run early would read the bound at another time)."""
+    if "leaf_inline" in off:
+        return None, f"off ({PLAN_OFF_ENV})"
+    t = bp.task
+    if bp.max_spawns is None:
+        return None, "not applied: the number of child blocks grows at run time"
+    if not any(True for _ in spawn_stmts(inductive)):
+        return None, "not applied: no spawn"
+    if not if_convertible(inductive):
+        return None, ("not applied: the inductive case is not lane code (loops, returns "
+                      "or non-speculable code under a condition)")
+    if any(r.bound for r in bp.reducers):
+        return None, "not applied: bounds (a leaf run early would read the bound early)"
+    base = strip_final_return(bp.base)
+    if contains_return(base) or not if_convertible(base, top=False):
+        return None, ("not applied: the base case is not side-effect-free speculable "
+                      "code (stores, calls, array reads, loops or returns)")
+    if (used_vars(base) - assigned_names(base)) & set(t.locals) \
+            or used_vars(bp.is_base) & set(t.locals):
+        return None, "not applied: the base case or the is-base test reads a task local"
+    if not straight_spawns(inductive) and not ir.speculable(bp.is_base):
+        return None, ("not applied: a spawn under a condition and an is-base test that "
+                      "reads memory or calls")
+    taken = set(t.locals) | {p.name for p in t.params}
+    temps: dict[str, str] = {}
+    for p in t.params:
+        if p.name not in bp.invariant:
+            temps[p.name] = ir.fresh_name(f"_lf_{p.name}", taken)
+            taken.add(temps[p.name])
+    names: dict[str, str] = {}
+    for x in sorted(assigned_names(base)):
+        if x in temps:
+            continue  # (a parameter the base case assigns: its temporary)
+        names[x] = ir.fresh_name(f"_lf_{x}", taken)
+        taken.add(names[x])
+    leaf = LeafInline(t.params, bp.is_base, base, temps, names)
+    return leaf, (f"on: at each spawn the child's is-base ({show_expr(bp.is_base)}) on its "
+                  "arguments; a leaf runs its base case in the parent's lane and is "
+                  "counted as a task and leaf of its level, not written")
 
 
 def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
@@ -614,6 +722,7 @@ def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
         if lane is not None:
             out += [Scratch(p.name, "pass", BYTE if p.ty is None else p.ty, 1, LANES,
                             f"pass: site {p.index}'s masks" if p.kind == "mask" else
+                            f"pass: site {p.index}'s inlined leaves" if p.kind == "leaf" else
                             f"pass: child block {p.index}'s {p.column}")
                     for p in lane.passes]
             out += [Scratch(f.name, "fill", f.ty, 0, LANES, "fill") for f in lane.fills]
@@ -636,6 +745,8 @@ def lane_passes(bp: BlockProgram, body: LaneBody, blocks: tuple[int, ...], ind: 
     block_wide = set(bp.uniform) | set(bp.invariant)
     passes = [LanePass("mask", f"ms{op.site.index}", op.site.index, None, None)
               for op in spawns if op.site.conditional]
+    passes += [LanePass("leaf", f"ml{op.site.index}", op.site.index, None, None)
+               for op in spawns if op.leaf is not None]
     fills: dict[str, LaneFill] = {}  # the value's text -> its fill
     sources: list[tuple[int, str, str]] = []
     for k in blocks:

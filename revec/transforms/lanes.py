@@ -33,7 +33,9 @@ speculable (no memory reads, no calls): the kernel plan converts only statements
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from revec import ir
 from revec.errors import SourceLoc
@@ -109,12 +111,31 @@ class SetVar:
 @dataclass(frozen=True)
 class MakeSpawn:
     """A spawn site: the lane makes it where ``guard`` holds, as its spawn number ``_k``
-    (then one more), with ``args`` (the varying columns' arguments, in column order)."""
+    (then one more), with ``args`` (the varying columns' arguments, in column order).
+    ``leaf`` (leaf inlining, :class:`LeafInline`): the lane condition under which the
+    child is a base case that ran in the lane (its spawn number is used all the same;
+    the child is counted, not written)."""
 
     site: SpawnSite
     guard: int | None
     args: tuple[tuple[str, ir.Expr], ...]
     loc: SourceLoc | None = None
+    leaf: int | None = None
+
+
+@dataclass(frozen=True)
+class LeafInline:
+    """Leaf inlining at every spawn site: the child's is-base test on the child's
+    arguments, and where it holds the child's base case, run in the parent's lane.
+    The child's parameters become the lane variables ``temps`` (parameter -> local;
+    the invariant ones are the parent's own), the base case's own locals the fresh
+    ``locals`` (local -> local), so nothing of the parent's lane is overwritten."""
+
+    params: tuple[ir.Param, ...]  # the task's parameters in order
+    is_base: ir.Expr
+    base: tuple[ir.Stmt, ...]  # without a final return
+    temps: dict[str, str]
+    locals: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -167,9 +188,11 @@ class LaneBody:
                     out.append(f"_c{i} = {here}{'not ' if neg else ''}({show(c)})")
                 case SetVar(target=t, value=v, guard=gd):
                     out.append(f"{t} = {show(v)}{g(gd)}")
-                case MakeSpawn(site=s, guard=gd, args=args):
+                case MakeSpawn(site=s, guard=gd, args=args, leaf=lf):
                     a = ", ".join(f"{c}={show(e)}" for c, e in args)
-                    out.append(f"spawn site {s.index} (k in {sorted(s.kset)}): ({a}){g(gd)}")
+                    inl = "" if lf is None else f", a leaf (inlined, counted) if _c{lf}"
+                    out.append(f"spawn site {s.index} (k in {sorted(s.kset)}): ({a})"
+                               f"{g(gd)}{inl}")
                 case Fold(stmt=r, guard=gd):
                     out.append(f"reduce({r.reducer}, {show(r.value)}){g(gd)}")
                 case Plain(stmt=s):
@@ -178,10 +201,12 @@ class LaneBody:
 
 
 def if_convert(stmts: tuple[ir.Stmt, ...], columns: tuple[str, ...],
-               fields: tuple[str, ...]) -> LaneBody:
+               fields: tuple[str, ...], leaf: LeafInline | None = None) -> LaneBody:
     """The lane form of :func:`if_convertible` ``stmts``.  ``fields``: the task's
     parameters in order (a spawn's arguments); ``columns``: those a child stores (the
-    varying fields, not the invariant ones)."""
+    varying fields, not the invariant ones).  ``leaf``: every spawn site first sets the
+    child's parameters into lane variables, tests the child's is-base and runs its base
+    case where the test holds (:class:`LeafInline`; the plan checks it applies)."""
     ops: list[LaneOp] = []
     sites: list[SpawnSite] = []
     nconds = 0
@@ -196,8 +221,13 @@ def if_convert(stmts: tuple[ir.Stmt, ...], columns: tuple[str, ...],
                 case ir.Spawn(args=args):
                     site = SpawnSite(len(sites), kset, guard is not None)
                     sites.append(site)
+                    lf = None if leaf is None else inline_leaf(s, guard)
+                    if leaf is not None:  # an argument with a call or a read: once
+                        args = tuple(a if speculable(a) or p.name not in leaf.temps else
+                                     ir.Var(a.loc, p.ty, leaf.temps[p.name])
+                                     for p, a in zip(leaf.params, args))
                     ops.append(MakeSpawn(site, guard, tuple(
-                        (f, a) for f, a in zip(fields, args) if f in columns), s.loc))
+                        (f, a) for f, a in zip(fields, args) if f in columns), s.loc, lf))
                     kset = (kset | {k + 1 for k in kset}) if guard is not None else \
                         frozenset(k + 1 for k in kset)
                 case ir.Reduce():
@@ -214,5 +244,57 @@ def if_convert(stmts: tuple[ir.Stmt, ...], columns: tuple[str, ...],
                     ops.append(Plain(s))
         return kset
 
+    def inline_leaf(s: ir.Spawn, guard: int | None) -> int:
+        """The child of spawn ``s`` tested and, where a base case, run: returns the lane
+        condition of its leaves."""
+        nonlocal nconds
+        assert leaf is not None
+        env: dict[str, str] = dict(leaf.locals)
+        for p, a in zip(leaf.params, s.args):
+            if p.name in leaf.temps:
+                env[p.name] = leaf.temps[p.name]
+                val = a if a.ty == p.ty else ir.Cast(a.loc, p.ty, a)
+                ops.append(SetVar(env[p.name], val, guard, s.loc))
+        n = nconds
+        nconds += 1
+        ops.append(Cond(n, rename_expr(leaf.is_base, env), guard, False, s.loc))
+        block(rename_stmts(leaf.base, env), n, frozenset({0}))
+        return n
+
     block(stmts, None, frozenset({0}))
     return LaneBody(tuple(ops), tuple(sites))
+
+
+# ---------------------------------------------------------------- renaming
+def rename_expr(e: ir.Expr, env: dict[str, str]) -> ir.Expr:
+    """``e`` with the variables of ``env`` renamed (old name -> new name)."""
+    if isinstance(e, ir.Var):
+        return dataclasses.replace(e, name=env[e.name]) if e.name in env else e
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(e):
+        v = getattr(e, f.name)
+        if isinstance(v, ir.Expr):
+            changes[f.name] = rename_expr(v, env)
+        elif isinstance(v, tuple) and v and all(isinstance(x, ir.Expr) for x in v):
+            changes[f.name] = tuple(rename_expr(x, env) for x in v)
+    return dataclasses.replace(e, **changes) if changes else e
+
+
+def rename_stmts(stmts: tuple[ir.Stmt, ...], env: dict[str, str]
+                 ) -> tuple[ir.Stmt, ...]:
+    """If-convertible statements (assignments, reductions, ifs) with the variables of
+    ``env`` renamed, the assigned ones included."""
+    out: list[ir.Stmt] = []
+    for s in stmts:
+        match s:
+            case ir.Assign(target=t, value=v):
+                out.append(dataclasses.replace(s, target=env.get(t, t), value=rename_expr(v, env)))
+            case ir.Reduce(value=v):
+                out.append(dataclasses.replace(s, value=rename_expr(v, env)))
+            case ir.If(cond=c, then=a, orelse=b):
+                out.append(dataclasses.replace(s, cond=rename_expr(c, env),
+                                               then=rename_stmts(a, env),
+                                               orelse=rename_stmts(b, env)))
+            case _:
+                raise AssertionError(f"leaf inlining: {type(s).__name__} in a base case")
+    return tuple(out)

@@ -62,7 +62,12 @@ void rv_check_budget(int64_t bytes) {
     if (rv_budget > 0 && total > rv_budget) { rv_fail_code = RV_BUDGET; longjmp(rv_fail, 1); }
 }
 
-enum { KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT, REC_COLS };
+/* PH: a bfs record's inlined leaves (leaf inlining): threads of its block that ran as
+   base cases in their parents' lanes, never written; the schedule counts them as the
+   block's threads (its size for B, R and the utilization; tasks and leaves of its
+   level), so every decision and statistic is the one without inlining */
+enum { KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT, PH, REC_COLS };
+enum { S_OFF, S_N, S_PH, SEG_COLS };  /* a child block: offset, frames, inlined leaves */
 enum { SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK, ST_COLS = 12 };
 enum { L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS, LV_COLS };
 /* the columns of wst_out: revec.backends.c_driver.W_* */
@@ -73,7 +78,7 @@ enum { RQ_WAIT = 1, RQ_WORK = 2, RQ_EMPTY = 3 };
 
 typedef struct {
     int64_t (*rec)[REC_COLS]; int64_t rcap;
-    int64_t (*seg)[2]; int64_t scap;
+    int64_t (*seg)[SEG_COLS]; int64_t scap;
     double (*lv)[LV_COLS]; int64_t lcap;
     int64_t st[ST_COLS];
     int64_t ws[W_COLS];
@@ -159,26 +164,33 @@ static int rv_give(rv_worker *w, rv_pkg *pk) {
         int64_t *r = w->rec[s];
         if (r[KIND] != 1) continue;
         int64_t cur = r[CUR], nseg = r[NSEG];
-        while (nseg > cur && w->seg[r[SB] + nseg - 1][1] == 0) nseg--;
+        while (nseg > cur && w->seg[r[SB] + nseg - 1][S_N] == 0
+               && w->seg[r[SB] + nseg - 1][S_PH] == 0) nseg--;
         r[NSEG] = nseg;  /* empty child blocks at the end are skipped anyway */
         if (nseg <= cur) continue;
         /* half of the pending child blocks; the top record keeps at least one (the
            owner's next block), a lower one may give its last (work runs above it) */
         int64_t give = s == sp ? (nseg - cur) / 2 : (nseg - cur + 1) / 2;
         if (give == 0) continue;
-        int64_t first = nseg - give, total = 0;
-        for (int64_t k = first; k < nseg; k++) total += w->seg[r[SB] + k][1];
+        int64_t first = nseg - give, total = 0, ph = 0;
+        for (int64_t k = first; k < nseg; k++) {
+            total += w->seg[r[SB] + k][S_N]; ph += w->seg[r[SB] + k][S_PH];
+        }
         if (!rv_pkg_alloc(pk, total, give)) return 0;
+        /* the given child blocks' inlined leaves stay here: counted now, as tasks and
+           leaves of their level (the thief gets the written frames) */
+        w->lv = rv_grow(w->lv, &w->lcap, r[DEPTH] + 2, sizeof(*w->lv));
+        w->lv[r[DEPTH]][L_TASKS] += ph; w->lv[r[DEPTH]][L_LEAVES] += ph;
         pk->kind = 1; pk->depth = r[DEPTH];
         int64_t at = 0;
         for (int64_t k = first; k < nseg; k++) {
-            int64_t cnt = w->seg[r[SB] + k][1];
-            rvm_pack(pk, at, w->seg[r[SB] + k][0], cnt);
+            int64_t cnt = w->seg[r[SB] + k][S_N];
+            rvm_pack(pk, at, w->seg[r[SB] + k][S_OFF], cnt);
             pk->counts[k - first] = cnt;
             at += cnt;
         }
         r[NSEG] = first;
-        w->st[LIVE] -= total;
+        w->st[LIVE] -= total + ph;
         return 1;
     }
     if (sp < 0) return 0;
@@ -207,7 +219,8 @@ static void rv_take(rv_worker *w) {
     if (pk->kind == 1) {
         int64_t at = 0;
         for (int64_t k = 0; k < pk->nseg; k++) {
-            w->seg[k][0] = at; w->seg[k][1] = pk->counts[k]; at += pk->counts[k];
+            w->seg[k][S_OFF] = at; w->seg[k][S_N] = pk->counts[k]; w->seg[k][S_PH] = 0;
+            at += pk->counts[k];
         }
         r[CUR] = 0; r[NSEG] = pk->nseg; r[SB] = 0;
     } else {
@@ -276,7 +289,7 @@ static void rv_schedule(rv_worker *w) {
     int64_t B = rv_B, R = rv_R, P = rv_P, slack = rv_p->slack;
     int64_t *st = w->st;
     int64_t (*rec)[REC_COLS] = w->rec;
-    int64_t (*seg)[2] = w->seg;
+    int64_t (*seg)[SEG_COLS] = w->seg;
     double (*lv)[LV_COLS] = w->lv;
     for (;;) {
         if (atomic_load_explicit(&rv_stop, memory_order_relaxed)) return;
@@ -288,6 +301,8 @@ static void rv_schedule(rv_worker *w) {
         }
         if (rv_stop_at > 0 && st[SP] == 0 && rec[0][KIND] != 1 && rec[0][N] >= rv_stop_at) {
             rvm_export(rec[0][OFF], rec[0][N], rec[0][DEPTH]);  /* the frontier */
+            /* its inlined leaves are counted here (the frontier's runs get the frames) */
+            lv[rec[0][DEPTH]][L_TASKS] += rec[0][PH]; lv[rec[0][DEPTH]][L_LEAVES] += rec[0][PH];
             st[SP] = -1;
             return;
         }
@@ -296,22 +311,23 @@ static void rv_schedule(rv_worker *w) {
         w->rec = rec = rv_grow(rec, &w->rcap, st[SP] + 2, sizeof(*rec));
         int64_t sp = st[SP];
         if (sp < 0) break;
-        int64_t off, n, depth, out_base, mode;
+        int64_t off, n, depth, out_base, mode, ph;
         if (rec[sp][KIND] == 1) {
             int64_t cur = rec[sp][CUR];
             if (cur == rec[sp][NSEG]) { st[SEGTOP] = rec[sp][SB]; st[SP] = sp - 1; continue; }
             int64_t s = rec[sp][SB] + cur;
             rec[sp][CUR] = cur + 1;
-            n = seg[s][1];
-            if (n == 0) continue;
-            off = seg[s][0];
+            n = seg[s][S_N]; ph = seg[s][S_PH];
+            if (n + ph == 0) continue;
+            off = seg[s][S_OFF];
             depth = rec[sp][DEPTH];
             /* child_block_reexpands (revec/transforms/schedule.py) */
-            if (n < R) {  /* re-expansion: this child block runs in bfs mode */
+            if (n + ph < R) {  /* re-expansion: this child block runs in bfs mode */
                 int64_t top = rec[sp][END];
                 sp += 1;
                 rec[sp][KIND] = 0; rec[sp][OFF] = off; rec[sp][N] = n; rec[sp][BASE] = top;
-                rec[sp][END] = top; rec[sp][DEPTH] = depth; rec[sp][INIT] = n;
+                rec[sp][END] = top; rec[sp][DEPTH] = depth; rec[sp][INIT] = n + ph;
+                rec[sp][PH] = ph;
                 st[SP] = sp;
                 w->lv = lv = rv_grow(lv, &w->lcap, depth + 2, sizeof(*lv));
                 lv[depth][L_REEXP] += 1;
@@ -321,19 +337,23 @@ static void rv_schedule(rv_worker *w) {
             out_base = rec[sp][END];
         } else if (rec[sp][KIND] == 2) {  /* the bfs -> blocked switch: one block, blocked */
             off = rec[sp][OFF]; n = rec[sp][N]; depth = rec[sp][DEPTH]; mode = 1;
+            ph = rec[sp][PH];
             out_base = rec[sp][END];
             rec[sp][KIND] = 1; rec[sp][CUR] = 0; rec[sp][NSEG] = 0; rec[sp][SB] = st[SEGTOP];
         } else {
             off = rec[sp][OFF]; n = rec[sp][N]; depth = rec[sp][DEPTH]; mode = 0;
+            ph = rec[sp][PH];
             out_base = rec[sp][BASE];  /* the kernel reads the block before writing */
         }
         w->lv = lv = rv_grow(lv, &w->lcap, depth + 2, sizeof(*lv));
-        int64_t kused;
-        const int64_t *kcnt;
-        int64_t nb = rvm_block(off, n, out_base, &kused, &kcnt);
+        int64_t kused = 0, nb = 0;
+        const int64_t *kcnt = NULL, *kleaf = NULL;
+        if (n > 0) nb = rvm_block(off, n, out_base, &kused, &kcnt, &kleaf);
         int64_t ni = n - nb + slack;  /* child block k starts at out_base + k * ni */
-        lv[depth][L_TASKS] += n; lv[depth][L_LEAVES] += nb;
-        st[BLOCKS] += 1; st[VEC] += n / P * P;  /* utilization_share (schedule.py) */
+        /* the block as without leaf inlining: its frames and its inlined leaves (PH) */
+        int64_t nf = n + ph;
+        lv[depth][L_TASKS] += nf; lv[depth][L_LEAVES] += nb + ph;
+        st[BLOCKS] += 1; st[VEC] += nf / P * P;  /* utilization_share (schedule.py) */
         if (depth > st[MAXDEPTH]) st[MAXDEPTH] = depth;
         if (mode == 0) {
             int64_t dst = rec[sp][BASE];
@@ -344,32 +364,36 @@ static void rv_schedule(rv_worker *w) {
             }
         }
         w->seg = seg = rv_grow(seg, &w->scap, st[SEGTOP] + kused + 1, sizeof(*seg));
-        int64_t m = 0;
+        int64_t m = 0, mph = 0;  /* children written, children inlined as leaves */
         for (int64_t k = 0; k < kused; k++) m += kcnt[k];
-        int64_t live = st[LIVE] + m;
+        if (kleaf) for (int64_t k = 0; k < kused; k++) mph += kleaf[k];
+        int64_t mf = m + mph;
+        int64_t live = st[LIVE] + mf;
         if (live > st[PEAK]) st[PEAK] = live;
-        st[LIVE] = live - n;
+        st[LIVE] = live - nf;
         int64_t segtop = st[SEGTOP];
         if (mode == 1) {
-            if (m == 0) continue;
+            if (mf == 0) continue;
             sp += 1;
             rec[sp][KIND] = 1; rec[sp][CUR] = 0; rec[sp][NSEG] = kused; rec[sp][SB] = segtop;
             rec[sp][END] = out_base + kused * ni; rec[sp][DEPTH] = depth + 1; rec[sp][INIT] = 0;
             for (int64_t k = 0; k < kused; k++) {
-                seg[segtop + k][0] = out_base + k * ni; seg[segtop + k][1] = kcnt[k];
+                seg[segtop + k][S_OFF] = out_base + k * ni; seg[segtop + k][S_N] = kcnt[k];
+                seg[segtop + k][S_PH] = kleaf ? kleaf[k] : 0;
             }
             st[SEGTOP] = segtop + kused; st[SP] = sp;
             continue;
         }
-        if (m == 0) { st[SP] = sp - 1; continue; }
+        if (mf == 0) { st[SP] = sp - 1; continue; }
         int64_t base = rec[sp][BASE];
-        if (m < B) {  /* next_block_stays_bfs (revec/transforms/schedule.py) */
+        rec[sp][PH] = mph;
+        if (mf < B) {  /* next_block_stays_bfs (revec/transforms/schedule.py) */
             rec[sp][OFF] = base; rec[sp][N] = m; rec[sp][END] = base + m;
             rec[sp][DEPTH] = depth + 1;
             continue;
         }
         if (rec[sp][INIT] > 0) {
-            lv[depth + 1][L_GROWTH] += (double)m / (double)rec[sp][INIT];
+            lv[depth + 1][L_GROWTH] += (double)mf / (double)rec[sp][INIT];
             lv[depth + 1][L_RETURNS] += 1;
         }
         /* B or more: the next block runs in blocked mode as one block (DESIGN.md 3) */
@@ -411,7 +435,7 @@ static void *rv_worker_main(void *arg) {
     } else if (w->id == 0) {  /* the root: one bfs record holding one thread at position 0 */
         rvm_load_root(rv_root);
         int64_t *r = w->rec[0];
-        r[KIND] = 0; r[OFF] = 0; r[N] = 1; r[BASE] = 1; r[END] = 1;
+        r[KIND] = 0; r[OFF] = 0; r[N] = 1; r[BASE] = 1; r[END] = 1; r[PH] = 0;
         w->st[SP] = 0; w->st[LIVE] = 1; w->st[PEAK] = 1;
     }
     for (;;) {

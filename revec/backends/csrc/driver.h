@@ -54,9 +54,11 @@ void revec_set_interrupt(const int64_t *flag);
 /* ---- provided by the generated module (called on the worker's own thread) ---- */
 /* one block [off, off + n), children from out_base: grows the child and scratch
    frames, clears the child counters and runs the kernel; returns the number of base
-   threads, the child blocks used and their counts */
+   threads, the child blocks used and their counts, and (leaf inlining; NULL without)
+   per child block the children that ran as base cases in their parent's lane: they
+   belong to the child block (tasks and leaves of its level) but are not written */
 RV_HIDDEN int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,
-                            const int64_t **kcnt);
+                            const int64_t **kcnt, const int64_t **kleaf);
 /* move cnt frames from src to dst (bfs compaction of the child blocks) */
 RV_HIDDEN void rvm_move(int64_t src, int64_t dst, int64_t cnt);
 RV_HIDDEN void rvm_grow_children(int64_t frames, int64_t k);
