@@ -653,8 +653,6 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
     reductions and ifs, everything speculable: no stores, calls, array reads or
     returns) and, at a spawn under a condition, the is-base test is speculable too;
     not with bounds (a leaf run early would read the bound at another time)."""
-    if "leaf_inline" in off:
-        return None, f"off ({PLAN_OFF_ENV})"
     t = bp.task
     if bp.max_spawns is None:
         return None, "not applied: the number of child blocks grows at run time"
@@ -687,6 +685,9 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
             continue  # (a parameter the base case assigns: its temporary)
         names[x] = ir.fresh_name(f"_lf_{x}", taken)
         taken.add(names[x])
+    if "leaf_inline" in off:
+        return None, (f"switched off ({PLAN_OFF_ENV}=leaf_inline, or a back end without "
+                      "it); it would apply")
     leaf = LeafInline(t.params, bp.is_base, base, temps, names)
     return leaf, (f"on: at each spawn the child's is-base ({show_expr(bp.is_base)}) on its "
                   "arguments; a leaf runs its base case in the parent's lane and is "
