@@ -316,6 +316,7 @@ class NumbaTask:
             reexpansions_per_level=lv[:, S.L_REEXP].astype(np.int64).tolist(),
             reexp_growth_per_level=[float(g / r) if r else 0.0
                                     for g, r in zip(lv[:, S.L_GROWTH], returns)],
+            inlined=int(st[S.INLINED]),
         )
         return values, stats
 
@@ -441,6 +442,7 @@ class NumbaTask:
             st[S.VEC] += wstat[S.VEC]
             st[S.BLOCKS] += wstat[S.BLOCKS]
             st[S.PEAK] += wstat[S.PEAK]
+            st[S.INLINED] += wstat[S.INLINED]
         wst[:, NW.W_IDLE] = (wst[:, NW.W_IDLE] / hz * 1e9).astype(np.int64)
         values = self._values(accs)
         return values, run_stats(lv, st, wst, seconds, schedule, workers)

@@ -50,8 +50,9 @@ REC_COLS = 11
 SEG_COLS = 3
 # st entries
 SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK = range(7)
-P_OFF, P_N, P_DEPTH, P_MODE, P_OUT, P_PH = range(7, 13)
-ST_SIZE = 13
+INLINED = 7  # leaves inlined (the C driver's and revec.runtime.workers' index too)
+P_OFF, P_N, P_DEPTH, P_MODE, P_OUT, P_PH = range(8, 14)
+ST_SIZE = 14
 # lv columns
 L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
 LV_COLS = 5
@@ -305,6 +306,7 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
         return False, lv, seg
     ph = st[P_PH]  # the block's inlined leaves: tasks and leaves of its level
     account(lv, st, n + ph, nb + ph, P)
+    st[INLINED] += ph
     kcnt = column_ptr(ints, 0, np.int64)
     ns = n - nb + slack  # the children's stride
     if st[P_MODE] == 0:

@@ -31,6 +31,7 @@ from revec.runtime.numba_scheduler import (
     DEPTH,
     END,
     INIT,
+    INLINED,
     KIND,
     L_LEAVES,
     L_TASKS,
@@ -201,6 +202,7 @@ def _give(rec, seg, st, lv, cols, itemsizes, pk_cols, pk_meta, t):
                 lv[rec[s, DEPTH], L_TASKS] += seg[sb + j, 2]
                 lv[rec[s, DEPTH], L_LEAVES] += seg[sb + j, 2]
                 st[LIVE] -= seg[sb + j, 2]
+                st[INLINED] += seg[sb + j, 2]
                 for c in range(ncols):
                     w = itemsizes[c]
                     if w > 0:

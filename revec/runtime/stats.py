@@ -34,6 +34,11 @@ class RunStats:
     # bytes of one thread frame in the blocks (its fields that are not invariant: a
     # task-private board counts every element) and so the peak in bytes
     frame_bytes: int = 0
+    # leaf inlining (revec/transforms/kernel_plan.py): the leaves that ran their base
+    # case in their parent's lane and were never written as frames.  They are counted in
+    # tasks, leaves and their level's lists, and as threads of the block they belong to
+    # (utilization, B and R), exactly as if they had run there
+    inlined: int = 0
 
     @property
     def peak_live_bytes(self) -> int:

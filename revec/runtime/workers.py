@@ -13,7 +13,7 @@ from revec.runtime.stats import RunStats
 from revec.transforms.schedule import Schedule
 
 # driver statistics shared by both back ends (st: vectorized threads, blocks, peak live)
-ST_VEC, ST_BLOCKS, ST_PEAK = 3, 4, 6
+ST_VEC, ST_BLOCKS, ST_PEAK, ST_INLINED = 3, 4, 6, 7
 # columns of the drivers' per-worker statistics (revec.backends.c_driver.W_*)
 W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU_NS = range(8)
 
@@ -90,6 +90,7 @@ def run_stats(lv: np.ndarray, st: np.ndarray, wst: np.ndarray, seconds: float,
         reexpansions_per_level=lv[:, 2].astype(np.int64).tolist(),
         reexp_growth_per_level=[float(g / r) if r else 0.0
                                 for g, r in zip(lv[:, 3], lv[:, 4])],
+        inlined=int(st[ST_INLINED]),
     )
     if workers > 1:
         stats.workers = workers

@@ -68,7 +68,8 @@ void rv_check_budget(int64_t bytes) {
    level), so every decision and statistic is the one without inlining */
 enum { KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT, PH, REC_COLS };
 enum { S_OFF, S_N, S_PH, SEG_COLS };  /* a child block: offset, frames, inlined leaves */
-enum { SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK, ST_COLS = 12 };
+/* INLINED: leaves inlined (leaf inlining), revec.runtime.workers.ST_INLINED */
+enum { SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK, INLINED, ST_COLS = 12 };
 enum { L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS, LV_COLS };
 /* the columns of wst_out: revec.backends.c_driver.W_* */
 enum { W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU_NS,
@@ -181,6 +182,7 @@ static int rv_give(rv_worker *w, rv_pkg *pk) {
            leaves of their level (the thief gets the written frames) */
         w->lv = rv_grow(w->lv, &w->lcap, r[DEPTH] + 2, sizeof(*w->lv));
         w->lv[r[DEPTH]][L_TASKS] += ph; w->lv[r[DEPTH]][L_LEAVES] += ph;
+        w->st[INLINED] += ph;
         pk->kind = 1; pk->depth = r[DEPTH];
         int64_t at = 0;
         for (int64_t k = first; k < nseg; k++) {
@@ -303,6 +305,7 @@ static void rv_schedule(rv_worker *w) {
             rvm_export(rec[0][OFF], rec[0][N], rec[0][DEPTH]);  /* the frontier */
             /* its inlined leaves are counted here (the frontier's runs get the frames) */
             lv[rec[0][DEPTH]][L_TASKS] += rec[0][PH]; lv[rec[0][DEPTH]][L_LEAVES] += rec[0][PH];
+            st[INLINED] += rec[0][PH];
             st[SP] = -1;
             return;
         }
@@ -354,6 +357,7 @@ static void rv_schedule(rv_worker *w) {
         int64_t nf = n + ph;
         lv[depth][L_TASKS] += nf; lv[depth][L_LEAVES] += nb + ph;
         st[BLOCKS] += 1; st[VEC] += nf / P * P;  /* utilization_share (schedule.py) */
+        st[INLINED] += ph;
         if (depth > st[MAXDEPTH]) st[MAXDEPTH] = depth;
         if (mode == 0) {
             int64_t dst = rec[sp][BASE];
@@ -505,7 +509,7 @@ static int rv_run_workers(int64_t nworkers, char *accs, double **lv_out,
         }
         if (i > 0) free(w->lv);
         st_out[VEC] += w->st[VEC]; st_out[BLOCKS] += w->st[BLOCKS];
-        st_out[PEAK] += w->st[PEAK];
+        st_out[PEAK] += w->st[PEAK]; st_out[INLINED] += w->st[INLINED];
         w->ws[W_TASKS] = tasks; w->ws[W_PEAK] = w->st[PEAK]; w->ws[W_BLOCKS] = w->st[BLOCKS];
         memcpy(wst + i * W_COLS, w->ws, sizeof(w->ws));
         rv_pkg_free(&w->pkg);
