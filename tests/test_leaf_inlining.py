@@ -1,0 +1,176 @@
+"""Leaf inlining (revec/transforms/kernel_plan.py, ``leaf_decision``): at every spawn the
+child's is-base test runs on the child's arguments, and a child that is a base case runs
+its base case in the parent's lane and is never written.  Both drivers count such a leaf
+as a task and a leaf of the child's level and as a thread of the child block it belongs
+to, so results and every statistic are those without inlining.
+
+The oracle is the plain-Python run of each program: its task tree, recorded call by
+call (tests/test_schedule_policy.py), gives the tasks and leaves of every level, and the
+policy's trace over that tree (revec.transforms.schedule.trace) every other statistic.
+A leaf counted twice or not at all changes a level's counts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from revec import api
+from revec.cli import main
+from revec.errors import RevecError
+from revec.transforms import kernel_plan as kp
+from revec.transforms.schedule import Schedule, trace
+from tests.test_schedule_policy import task_tree
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+OFF = frozenset({"leaf_inline"})
+
+# fib; a return-value task (its results summed by a hidden reducer); conditional spawns
+# under if / else with several reducers (sum, min, max, a float sum); two conditional
+# spawn sites with a level-uniform and an invariant field; two sites whose leaves go
+# to both child blocks with a uniform field
+PROGRAMS = {
+    "fib": (HERE / "programs" / "fib.py", "fib", (14,)),
+    "returns": (ROOT / "benchmarks" / "natural" / "fib.py", "fib", (14,)),
+    "branches": (HERE / "programs" / "lanes.py", "branches", (8, 1, 0)),
+    "parentheses": (ROOT / "benchmarks" / "parentheses.py", "parentheses", (8,)),
+    "binomial": (ROOT / "benchmarks" / "binomial.py", "binomial", (13, 6)),
+}
+# blocks of 32 inductive threads or more (only full 32-lane steps inline), and blocks
+# that re-expand or switch back; P = 4 and 3 leave partial vectors
+SCHEDULES = [("bfs", None, None, 4), ("blocked", 64, None, 4), ("reexp", 64, 64, 4),
+             ("reexp", 40, 20, 3)]
+STATS = ("tasks", "leaves", "levels", "blocks", "utilization", "reexpansions", "peak_live",
+         "tasks_per_level", "leaves_per_level", "reexpansions_per_level",
+         "reexp_growth_per_level")
+
+HAS_GCC = shutil.which("gcc") is not None
+# every program on C (builds in about a second); on numba (builds take longer) two by
+# default, the others with -m slow
+CASES = [pytest.param("c", name, marks=pytest.mark.skipif(not HAS_GCC, reason="no gcc"))
+         for name in PROGRAMS]
+CASES += [pytest.param("numba", name, marks=() if name in ("fib", "branches")
+                       else pytest.mark.slow) for name in PROGRAMS]
+
+
+def per_level(kids: list[list[int]]) -> tuple[list[int], list[int]]:
+    """Tasks and leaves (tasks that spawn nothing) of every level of a task tree."""
+    tasks: list[int] = []
+    leaves: list[int] = []
+    level = [0]
+    while level:
+        tasks.append(len(level))
+        leaves.append(sum(not kids[x] for x in level))
+        level = [c for x in level for c in kids[x]]
+    return tasks, leaves
+
+
+@pytest.fixture(scope="module")
+def references() -> dict[str, tuple[list[list[int]], dict[str, Any]]]:
+    """Per program: its task tree and reducers, from the plain-Python run."""
+    out = {}
+    for name, (path, task, args) in PROGRAMS.items():
+        kids = task_tree(path, task, args)
+        seq = api.run_program(path, task, args, variant="seq")
+        out[name] = (kids, seq.reducers)
+    return out
+
+
+def build(monkeypatch: pytest.MonkeyPatch, backend: str, name: str, off: str) -> Any:
+    path, task, _ = PROGRAMS[name]
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
+    return api.compiled_task(api.get_program(path), task, backend)
+
+
+@pytest.mark.parametrize(("backend", "name"), CASES)
+def test_counts_are_the_sequential_references(
+        backend: str, name: str, monkeypatch: pytest.MonkeyPatch,
+        references: dict[str, tuple[list[list[int]], dict[str, Any]]]) -> None:
+    path, task, args = PROGRAMS[name]
+    kids, want_reducers = references[name]
+    want_tasks, want_leaves = per_level(kids)
+    program = api.get_program(path)
+    rargs = api.root_args(program, task, args)
+    built = {off: build(monkeypatch, backend, name, off) for off in ("", "leaf_inline")}
+    assert built[""].plan.leaf_inline is not None, "the plan inlines this program's leaves"
+    assert built["leaf_inline"].plan.leaf_inline is None
+    for strategy, b, r, p in SCHEDULES:
+        sched = Schedule.make(strategy, b, r, p)
+        want = trace(sched, kids).statistics()
+        for off, ct in built.items():
+            for workers in (1, 2) if strategy == "reexp" and p == 4 else (1,):
+                reducers, stats = ct.run(rargs, sched, workers=workers)
+                where = (backend, name, sched, off or "inlining on", workers)
+                hidden = {k: v for k, v in reducers.items() if k in want_reducers}
+                assert hidden == want_reducers, where
+                # every leaf counted once, as a task and a leaf of its level
+                assert stats.tasks_per_level == want_tasks, where
+                assert stats.leaves_per_level == want_leaves, where
+                if workers == 1:  # the schedule itself is the one without inlining
+                    assert {k: getattr(stats, k) for k in STATS} == want, where
+                if off:
+                    assert stats.inlined == 0, where
+                elif strategy == "bfs":  # blocks of 32 inductive threads and more
+                    assert stats.inlined > 0, where
+                assert stats.inlined <= stats.leaves, where
+
+
+def test_the_plan_decides_and_says_why() -> None:
+    fib = api.get_program(ROOT / "benchmarks" / "fib.py")
+    on = kp.build_plan(fib, "fib", off=frozenset())
+    lane = on.step(kp.LaneSpawns)
+    assert on.leaf_inline is not None and isinstance(lane, kp.LaneSpawns) and lane.leaves
+    assert "leaf inlining: on:" in on.render()
+    # switched off: the fixed slots of every-thread spawns, as before
+    off = kp.build_plan(fib, "fib", off=OFF)
+    assert off.leaf_inline is None and isinstance(off.step(kp.StraightSpawns),
+                                                  kp.StraightSpawns)
+    assert "leaf inlining: switched off" in off.render()
+    # where it does not apply, the plan says why
+    why = {
+        "nqueens": "the number of child blocks grows at run time",
+        "knapsack": "the base case is not side-effect-free speculable code",
+        "treebuild": "the inductive case is not lane code",
+        "knapsack_bb": "the inductive case is not lane code",
+    }
+    for name, reason in why.items():
+        plan = kp.build_plan(api.get_program(ROOT / "benchmarks" / f"{name}.py"), name,
+                             off=frozenset())
+        assert plan.leaf_inline is None and f"leaf inlining: not applied: {reason}" \
+            in plan.render(), name
+    # the numba plan's passes: one mask of inlined leaves per site
+    nb = kp.build_plan(fib, "fib", target="numba", off=frozenset())
+    lane = nb.step(kp.LaneSpawns)
+    assert isinstance(lane, kp.LaneSpawns)
+    assert [p.name for p in lane.passes if p.kind == "leaf"] == ["ml0", "ml1"]
+
+
+def test_the_switch(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+                    ) -> None:
+    path = ROOT / "benchmarks" / "fib.py"
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, " leaf_inline, ")
+    assert kp.plan_off() == OFF
+    assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
+    assert "leaf inlining: switched off" in capsys.readouterr().out
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
+    assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
+    assert "leaf inlining: on:" in capsys.readouterr().out
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, "leaf_inline,unrolling")
+    with pytest.raises(RevecError, match="unknown plan technique 'unrolling'"):
+        kp.plan_off()
+    assert main(["transform", str(path), "--plan"]) == 2
+    assert "unknown plan technique 'unrolling'" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not HAS_GCC, reason="no gcc")
+def test_the_switch_is_part_of_the_cache_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's compiled tasks are keyed by the switch, and the generated source
+    (the key of the module caches on disk) differs."""
+    on = build(monkeypatch, "c", "fib", "")
+    off = build(monkeypatch, "c", "fib", "leaf_inline")
+    assert on is not off and on.source != off.source
+    assert "klf[" in on.source and "klf[" not in off.source
+    assert build(monkeypatch, "c", "fib", "") is on
