@@ -213,15 +213,16 @@ def compiled_task(program: ir.Program, task: str, backend: str,
         raise RevecError(f"unknown compaction {compaction!r}; expected one of {COMPACTIONS}")
     # one cache key however the caller spelled it ("auto", compaction passed or not);
     # the plan techniques switched off (REVEC_PLAN_OFF) change the kernels: part of it
-    from revec.transforms.kernel_plan import plan_off
+    from revec.transforms.kernel_plan import plan_off, plan_on
 
     return _compiled_task(program, task, resolve_backend(backend), compaction,
-                          plan_off())
+                          plan_off(), plan_on())
 
 
 @functools.lru_cache(maxsize=64)
 def _compiled_task(program: ir.Program, task: str, backend: str,
-                   compaction: str | None, off: frozenset[str] = frozenset()) -> Any:
+                   compaction: str | None, off: frozenset[str] = frozenset(),
+                   on: frozenset[str] = frozenset()) -> Any:
     # (the back end's build reads the same REVEC_PLAN_OFF when it builds its plan)
     return registry.get(backend).build(program, task, compaction)
 

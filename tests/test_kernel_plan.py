@@ -70,7 +70,7 @@ def test_benchmark_shapes(name: str) -> None:
     plan = kp.build_plan(program, name, off=frozenset(kp.TECHNIQUES))
     kinds = [type(s) for s in plan.steps]
     assert SHAPES[name] in kinds
-    on = kp.build_plan(program, name, off=frozenset())
+    on = kp.build_plan(program, name, off=frozenset(), on=frozenset(kp.TECHNIQUES))
     lane = on.step(kp.LaneSpawns)
     assert (on.leaf_inline is not None) == (name in LEAF_INLINED)
     assert (isinstance(lane, kp.LaneSpawns) and lane.leaves) == (name in LEAF_INLINED)

@@ -1,4 +1,5 @@
-"""Leaf inlining (revec/transforms/kernel_plan.py, ``leaf_decision``): at every spawn the
+"""Leaf inlining (revec/transforms/kernel_plan.py, ``leaf_decision``; on by default for
+numba, REVEC_PLAN_ON=leaf_inline for C, REVEC_PLAN_OFF=leaf_inline off): at every spawn the
 child's is-base test runs on the child's arguments, and a child that is a base case runs
 its base case in the parent's lane and is never written.  Both drivers count such a leaf
 as a task and a leaf of the child's level and as a thread of the child block it belongs
@@ -26,7 +27,8 @@ from tests.test_schedule_policy import task_tree
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
-OFF = frozenset({"leaf_inline"})
+OFF = ON = frozenset({"leaf_inline"})
+NONE: frozenset[str] = frozenset()
 
 # fib; a return-value task (its results summed by a hidden reducer); conditional spawns
 # under if / else with several reducers (sum, min, max, a float sum); two conditional
@@ -80,8 +82,11 @@ def references() -> dict[str, tuple[list[list[int]], dict[str, Any]]]:
 
 
 def build(monkeypatch: pytest.MonkeyPatch, backend: str, name: str, off: str) -> Any:
+    """The compiled task with leaf inlining switched off (``off``) or on (the C target's
+    default is off)."""
     path, task, _ = PROGRAMS[name]
     monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
+    monkeypatch.setenv(kp.PLAN_ON_ENV, "" if off else "leaf_inline")
     return api.compiled_task(api.get_program(path), task, backend)
 
 
@@ -120,12 +125,17 @@ def test_counts_are_the_sequential_references(
 
 def test_the_plan_decides_and_says_why() -> None:
     fib = api.get_program(ROOT / "benchmarks" / "fib.py")
-    on = kp.build_plan(fib, "fib", off=frozenset())
+    # by default where the target measured it faster (numba), not on C
+    assert kp.build_plan(fib, "fib", target="numba", off=NONE, on=NONE).leaf_inline
+    c = kp.build_plan(fib, "fib", off=NONE, on=NONE)
+    assert c.leaf_inline is None and "leaf inlining: not by default for the c back end" \
+        in c.render()
+    on = kp.build_plan(fib, "fib", off=NONE, on=ON)
     lane = on.step(kp.LaneSpawns)
     assert on.leaf_inline is not None and isinstance(lane, kp.LaneSpawns) and lane.leaves
     assert "leaf inlining: on:" in on.render()
     # switched off: the fixed slots of every-thread spawns, as before
-    off = kp.build_plan(fib, "fib", off=OFF)
+    off = kp.build_plan(fib, "fib", off=OFF, on=ON)  # (off wins)
     assert off.leaf_inline is None and isinstance(off.step(kp.StraightSpawns),
                                                   kp.StraightSpawns)
     assert "leaf inlining: switched off" in off.render()
@@ -138,11 +148,11 @@ def test_the_plan_decides_and_says_why() -> None:
     }
     for name, reason in why.items():
         plan = kp.build_plan(api.get_program(ROOT / "benchmarks" / f"{name}.py"), name,
-                             off=frozenset())
+                             off=NONE, on=ON)
         assert plan.leaf_inline is None and f"leaf inlining: not applied: {reason}" \
             in plan.render(), name
     # the numba plan's passes: one mask of inlined leaves per site
-    nb = kp.build_plan(fib, "fib", target="numba", off=frozenset())
+    nb = kp.build_plan(fib, "fib", target="numba", off=NONE, on=NONE)
     lane = nb.step(kp.LaneSpawns)
     assert isinstance(lane, kp.LaneSpawns)
     assert [p.name for p in lane.passes if p.kind == "leaf"] == ["ml0", "ml1"]
@@ -157,12 +167,20 @@ def test_the_switch(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     assert "leaf inlining: switched off" in capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
     assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
+    assert "leaf inlining: not by default" in capsys.readouterr().out
+    monkeypatch.setenv(kp.PLAN_ON_ENV, "leaf_inline")
+    assert kp.plan_on() == ON
+    assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
     assert "leaf inlining: on:" in capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_OFF_ENV, "leaf_inline,unrolling")
     with pytest.raises(RevecError, match="unknown plan technique 'unrolling'"):
         kp.plan_off()
     assert main(["transform", str(path), "--plan"]) == 2
     assert "unknown plan technique 'unrolling'" in capsys.readouterr().err
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
+    monkeypatch.setenv(kp.PLAN_ON_ENV, "leaf")
+    with pytest.raises(RevecError, match="REVEC_PLAN_ON: unknown plan technique 'leaf'"):
+        kp.plan_on()
 
 
 @pytest.mark.skipif(not HAS_GCC, reason="no gcc")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from revec import ir
 from revec.backends import c_driver, c_lanes
 from revec.backends.c_driver import RUNTIME_PRELUDE
@@ -27,6 +29,7 @@ from revec.errors import RevecError
 from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
 from revec.transforms import kernel_plan as kp
+from revec.transforms.lanes import Fold, LaneBody
 
 INLINE_ARRAY_BYTES = 1 << 16
 
@@ -380,14 +383,21 @@ class CModuleGen:
             L.append("    for (int64_t j = 0; j < ni; j++) {")
         elif isinstance(step, kp.LaneSpawns):
             L.append("    int64_t j0 = 0;")
-            code = c_lanes.lane_code(step.body, "        ", self.expr, self.lane_reduce,
+            own = self.lane_accumulators(step.body)
+
+            def fold(s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
+                return self.lane_reduce(s, ind, pc, own)
+
+            code = c_lanes.lane_code(step.body, "        ", self.expr, fold,
                                      CStmts(self, "kernel").stmt)
             # the lane's own fields and locals, assigned afresh in every lane (the
             # kernel's variables: the lane loop carries no dependence through them)
             loads = ["int64_t j = j0 + u;"] if step.reads else []
             loads += [f"{var(c.name)} = qp_{c.name}[j];" for c in step.reads]
             loads += [f"{var(n)} = 0;" for n in sorted(t.locals)]
-            L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks)
+            loads += [self.lane_accumulator_start(r) for r in own]
+            L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks,
+                                    [self.lane_accumulator_end(r) for r in own])
             L.append("    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */")
         else:
             L.append("    for (int64_t j = 0; j < ni; j++) {")
@@ -419,10 +429,55 @@ class CModuleGen:
                           "(uint64_t)(int64_t)part);"]),
                 "    }"]
 
-    def lane_reduce(self, s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
+    def lane_reduce(self, s: ir.Reduce, ind: str, pc: str | None,
+                    own: tuple[str, ...] = ()) -> list[str]:
+        """A reduction in lane code, where lane condition ``pc`` holds (None: every
+        lane); a reducer of ``own`` into the lane's own accumulator ``_ls_<r>``,
+        branch-free (:meth:`lane_accumulators`)."""
+        if s.reducer in own:
+            decl = self.program.reducers[s.reducer]
+            ty = ir.Ty(decl.dtype)
+            t, v, acc = ctype(ty), self.expr(s.value), f"_ls_{s.reducer}"
+            if decl.op == "sum":
+                u = "u" + t if ty.kind == "i" else t
+                val = f"({u})({v})" if pc is None else f"({pc} ? ({u})({v}) : ({u})0)"
+                return [f"{ind}{acc} = ({t})(({u}){acc} + {val});"]
+            cmp = "<" if decl.op == "min" else ">"
+            cond = "_r" if pc is None else f"{pc} && _r"
+            return [f"{ind}{{ {t} _r = {v}; {acc} = ({cond} {cmp} {acc}) ? _r : {acc}; }}"]
         if pc is None:
             return self.reduce(s, ind, "la_")
         return [f"{ind}if ({pc}) {{", *self.reduce(s, ind + "    ", "la_"), f"{ind}}}"]
+
+    def lane_accumulators(self, body: LaneBody) -> tuple[str, ...]:
+        """The reducers the lane code of a lane-spawns step folds into an accumulator of
+        the lane's own, merged into the kernel's once per lane: integer sums, mins and
+        maxes (in any order the same value), not bounds (read while the block runs).
+        gcc vectorizes a lane loop with one reduction per reducer, not a chain of
+        conditional ones through the kernel's accumulator (leaf inlining's two leaves
+        per fib lane: the loop stayed scalar)."""
+        names = sorted({op.stmt.reducer for op in body.ops if isinstance(op, Fold)})
+        return tuple(r for r in names if self.program.reducers[r].dtype.kind in "iu"
+                     and not self.program.reducers[r].bound)
+
+    def lane_accumulator_start(self, r: str) -> str:
+        decl = self.program.reducers[r]
+        ty = ir.Ty(decl.dtype)
+        start = 0  # the operation's identity (not the reducer's start value)
+        if decl.op != "sum":
+            info = np.iinfo(decl.dtype)
+            start = int(info.max if decl.op == "min" else info.min)
+        return f"{ctype(ty)} _ls_{r} = {literal(start, ty)};"
+
+    def lane_accumulator_end(self, r: str) -> str:
+        decl = self.program.reducers[r]
+        ty = ir.Ty(decl.dtype)
+        t = ctype(ty)
+        if decl.op == "sum":
+            u = "u" + t if ty.kind == "i" else t
+            return f"la_{r} = ({t})(({u})la_{r} + ({u})_ls_{r});"
+        cmp = "<" if decl.op == "min" else ">"
+        return f"la_{r} = (_ls_{r} {cmp} la_{r}) ? _ls_{r} : la_{r};"
 
     def copy_bytes(self) -> int:
         """Bytes per thread of the split's copies (the plan's scratch of kind copy)."""

@@ -89,7 +89,8 @@ def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
 
 
 def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
-               ind: str, child_blocks: tuple[int, ...]) -> list[str]:
+               ind: str, child_blocks: tuple[int, ...], ends: list[str] | None = None
+               ) -> list[str]:
     """The loop over full 32-thread chunks of the inductive threads: per-lane code, then
     each child block's new children appended by compaction steps.
 
@@ -109,6 +110,7 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
     L.append(f"{i2}for (int u = 0; u < {LANES}; u++) {{")
     L += [f"{i2}    {x}" for x in loads]
     L += [f"    {x}" for x in code.lines]
+    L += [f"{i2}    {x}" for x in ends or ()]  # (the lane's own accumulators merged)
     L.append(f"{i2}}}")
     # child block k: the lanes whose k-th spawn happened, each with the arguments of the
     # site that made it (a blend over the sites that can make a k-th spawn), appended

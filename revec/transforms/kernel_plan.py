@@ -80,33 +80,46 @@ class Target:
     # with one store, not the C form, one loop storing every site's lane arrays, which
     # measured 2x slower there); else per-chunk lane arrays on the stack (C)
     lane_passes: bool
+    # leaf inlining by default where it applies (KernelPlan.leaf_inline).  Measured
+    # (2-core AMD EPYC Zen 4, AVX-512, a loaded machine: CPU seconds, medians of 5-7
+    # interleaved runs, reexp, inlining on vs off): numba fib(35) 1.46x, graphcol 1.85x
+    # faster, binomial(26, 13) 0.56x, parentheses(15) 0.75x; C 0.42x - 0.70x on all
+    # four (the lane-code shape costs more than the leaves' frames it saves: docs/backends.md)
+    leaf_inline: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
-                state_in_place=False, lane_passes=False),
+                state_in_place=False, lane_passes=False, leaf_inline=False),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
-                    state_in_place=True, lane_passes=True),
+                    state_in_place=True, lane_passes=True, leaf_inline=True),
 }
 
-# Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list):
-# each is a decision of the plan that changes the kernels, never the results or the
-# statistics.  The built-module caches key on the generated source, which differs.
+# Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
+# or on where a back end's Target leaves them off (``REVEC_PLAN_ON``; off wins): each is
+# a decision of the plan that changes the kernels, never the results or the statistics.
+# The built-module caches key on the generated source, which differs.
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
+PLAN_ON_ENV = "REVEC_PLAN_ON"
 TECHNIQUES = ("leaf_inline",)
 
 
-def plan_off(spec: str | None = None) -> frozenset[str]:
-    """The techniques switched off: ``spec`` or, when None, the environment variable
-    :data:`PLAN_OFF_ENV` (a comma list of :data:`TECHNIQUES`; empty: none)."""
-    text = os.environ.get(PLAN_OFF_ENV, "") if spec is None else spec
+def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
+    """The techniques switched off (``env``: :data:`PLAN_ON_ENV`, on): ``spec`` or, when
+    None, the environment variable (a comma list of :data:`TECHNIQUES`; empty: none)."""
+    text = os.environ.get(env, "") if spec is None else spec
     names = frozenset(x.strip() for x in text.split(",") if x.strip())
     unknown = sorted(names - set(TECHNIQUES))
     if unknown:
-        raise RevecError(f"{PLAN_OFF_ENV}: unknown plan technique "
+        raise RevecError(f"{env}: unknown plan technique "
                          f"{', '.join(map(repr, unknown))}; expected a comma list of "
                          f"{', '.join(TECHNIQUES)}")
     return names
+
+
+def plan_on(spec: str | None = None) -> frozenset[str]:
+    """The techniques switched on (:data:`PLAN_ON_ENV`)."""
+    return plan_off(spec, PLAN_ON_ENV)
 
 
 # more passes than this run as one loop: each vectorized loop costs compile time.
@@ -521,15 +534,16 @@ def _names(cols: tuple[Column, ...]) -> str:
 
 # ---------------------------------------------------------------- building
 def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
-               target: Target | str = "c", off: frozenset[str] | None = None
-               ) -> KernelPlan:
+               target: Target | str = "c", off: frozenset[str] | None = None,
+               on: frozenset[str] | None = None) -> KernelPlan:
     """The kernel plan of ``task`` for ``target`` (a :class:`Target` or the name of one
     of :data:`TARGETS`).  ``split_mode`` ``scalar``: the split and the active lists use
     branch-free scalar steps (the numba back end's ``compaction="scalar"``); then a side
     reading three or more columns keeps arena indices, and a lock-step loop's read-only
     fields are read through the thread's index (fewer stores per thread: the store port
-    is the scalar steps' bottleneck).  ``off``: the techniques switched off (None: those
-    :func:`plan_off` reads from the environment)."""
+    is the scalar steps' bottleneck).  ``off`` / ``on``: the techniques switched off /
+    on (None: those :func:`plan_off` / :func:`plan_on` read from the environment); off
+    wins, and a technique neither names follows the target."""
     if split_mode not in SPLIT_MODES:
         raise ValueError(f"split mode {split_mode!r}")
     tg = TARGETS[target] if isinstance(target, str) else target
@@ -541,8 +555,10 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     invariant = tuple(Column(p.name, p.ty) for p in bp.fields if p.name in bp.invariant)
     scalar = split_mode == "scalar"
     inductive = strip_final_return(bp.inductive)
-    leaf, leaf_note = leaf_decision(program, bp, inductive,
-                                    plan_off() if off is None else off)
+    off = plan_off() if off is None else off
+    on = plan_on() if on is None else on
+    leaf, leaf_note = leaf_decision(program, bp, inductive, off | (
+        frozenset() if tg.leaf_inline or "leaf_inline" in on else {"target"}), tg)
     if leaf is not None:  # the lane variables of the inlined children
         extra = {v: p.ty for p in t.params for k, v in leaf.temps.items() if k == p.name}
         extra |= {v: t.locals[k] for k, v in leaf.locals.items()}
@@ -640,7 +656,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
 
 
 def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stmt, ...],
-                  off: frozenset[str]) -> tuple[LeafInline | None, str]:
+                  off: frozenset[str], tg: Target) -> tuple[LeafInline | None, str]:
     """Whether the kernel inlines leaves, and the line ``--plan`` prints about it.
 
     At every spawn site the child's is-base test runs on the child's arguments; a child
@@ -652,7 +668,9 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
     blocks), the base case is if-convertible without a condition's limits (assignments,
     reductions and ifs, everything speculable: no stores, calls, array reads or
     returns) and, at a spawn under a condition, the is-base test is speculable too;
-    not with bounds (a leaf run early would read the bound at another time)."""
+    not with bounds (a leaf run early would read the bound at another time).  ``off``
+    holds ``leaf_inline`` (switched off) or ``target`` (the target's default is off and
+    nothing switched it on)."""
     t = bp.task
     if bp.max_spawns is None:
         return None, "not applied: the number of child blocks grows at run time"
@@ -674,9 +692,10 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
         return None, ("not applied: a spawn under a condition and an is-base test that "
                       "reads memory or calls")
     taken = set(t.locals) | {p.name for p in t.params}
-    temps: dict[str, str] = {}
+    temps: dict[str, str] = {}  # the child's fields its test or base case reads
+    read = used_vars(bp.is_base) | used_vars(base)
     for p in t.params:
-        if p.name not in bp.invariant:
+        if p.name not in bp.invariant and p.name in read:
             temps[p.name] = ir.fresh_name(f"_lf_{p.name}", taken)
             taken.add(temps[p.name])
     names: dict[str, str] = {}
@@ -688,6 +707,9 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
     if "leaf_inline" in off:
         return None, (f"switched off ({PLAN_OFF_ENV}=leaf_inline, or a back end without "
                       "it); it would apply")
+    if "target" in off:
+        return None, (f"not by default for the {tg.name} back end (measured slower there); "
+                      f"{PLAN_ON_ENV}=leaf_inline switches it on; it would apply")
     leaf = LeafInline(t.params, bp.is_base, base, temps, names)
     return leaf, (f"on: at each spawn the child's is-base ({show_expr(bp.is_base)}) on its "
                   "arguments; a leaf runs its base case in the parent's lane and is "

@@ -59,9 +59,8 @@
 
 static RV_TLS int64_t acc_count;
 
-#define RV_SLACK 32
+#define RV_SLACK 0
 static RV_TLS int8_t *c_n, *b_n, *q_n;
-static RV_TLS int64_t kleaf[2];
 static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc, kdirty;
 
 static void grow_children(int64_t need_frames, int64_t need_k) {
@@ -92,14 +91,12 @@ static void grow_scratch(int64_t n) {
 static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_out) {
     int64_t kused = 2, nb = 0, ni = 0, t = 0;
     RV_MAYBE_UNUSED int8_t v_n;
-    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
     int64_t la_count = acc_count;
     int8_t * restrict p_n = c_n;
     int8_t *restrict bp_n = b_n;
     int8_t *restrict qp_n = q_n;
     int64_t *kc = kcnt;
     (void)kc;
-    int64_t *klf = kleaf;
 #ifndef RV_SCALAR_SPLIT
     /* is-base over 32 threads at a time, then a table-driven compaction of
        each column into the base / inductive frames (revec.runtime.compaction) */
@@ -109,7 +106,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_n = p_n[off + t + u];
 #line 16 "fib.py"
             m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1632 "fib_fib.c"
+#line 1629 "fib_fib.c"
         }
         uint32_t bits = rv_bits32(m);
         RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)bp_n, nb, bits);
@@ -123,7 +120,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_n = p_n[off + t];
 #line 16 "fib.py"
         int64_t isb = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1646 "fib_fib.c"
+#line 1643 "fib_fib.c"
         bp_n[nb] = v_n;
         qp_n[ni] = v_n;
         nb += isb; ni += 1 - isb;
@@ -136,99 +133,14 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         for (int64_t j = j0; j < j1; j++) part += bp_n[j];
 #line 17 "fib.py"
         la_count = (int64_t)((uint64_t)la_count + (uint64_t)(int64_t)part);
-#line 1659 "fib_fib.c"
+#line 1656 "fib_fib.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
-    int64_t j0 = 0;
-    for (; j0 + 32 <= ni; j0 += 32) {
-        RV_MAYBE_UNUSED uint8_t m0[32], k0[32];
-        uint8_t l0[32];
-        int8_t a0_n[32];
-        RV_MAYBE_UNUSED uint8_t m1[32], k1[32];
-        uint8_t l1[32];
-        int8_t a1_n[32];
+    int8_t *restrict o0_n = p_n + out_base + 0 * ns;
+    int8_t *restrict o1_n = p_n + out_base + 1 * ns;
 #pragma GCC ivdep
-        for (int u = 0; u < 32; u++) {
-            int64_t j = j0 + u;
-            v_n = qp_n[j];
-            v__lf_n = 0;
-            int _k = 0;  /* this lane's next spawn index */
-#line 19 "fib.py"
-            v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
-#line 19 "fib.py"
-            RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
-#line 17 "fib.py"
-            if (_c0) {
-#line 17 "fib.py"
-                la_count = (int64_t)((uint64_t)la_count + (uint64_t)(((int64_t)(v__lf_n))));
-#line 17 "fib.py"
-            }
-#line 19 "fib.py"
-            m0[u] = 1;
-#line 19 "fib.py"
-            l0[u] = _c0;
-#line 19 "fib.py"
-            k0[u] = (uint8_t)_k;
-#line 19 "fib.py"
-            a0_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
-#line 19 "fib.py"
-            _k += m0[u];
-            v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
-#line 20 "fib.py"
-            RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
-#line 17 "fib.py"
-            if (_c1) {
-#line 17 "fib.py"
-                la_count = (int64_t)((uint64_t)la_count + (uint64_t)(((int64_t)(v__lf_n))));
-#line 17 "fib.py"
-            }
-#line 20 "fib.py"
-            m1[u] = 1;
-#line 20 "fib.py"
-            l1[u] = _c1;
-#line 20 "fib.py"
-            k1[u] = (uint8_t)_k;
-#line 20 "fib.py"
-            a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
-#line 20 "fib.py"
-            _k += m1[u];
-#line 1716 "fib_fib.c"
-        }
-        {
-            uint8_t mk[32];
-            uint8_t lk[32];
-            int8_t ak_n[32];
-#pragma GCC ivdep
-            for (int u = 0; u < 32; u++) {
-                uint8_t s0 = m0[u];
-                mk[u] = (s0 & !l0[u]);
-                lk[u] = (s0 & l0[u]);
-                ak_n[u] = a0_n[u];
-            }
-            uint32_t b = rv_bits32(mk); int64_t d = out_base + 0 * ns;
-            RV_STEP8((const uint8_t *)ak_n, (uint8_t *)(p_n + d), kc[0], b);
-            kc[0] += __builtin_popcount(b);
-            klf[0] += __builtin_popcount(rv_bits32(lk));
-        }
-        {
-            uint8_t mk[32];
-            uint8_t lk[32];
-            int8_t ak_n[32];
-#pragma GCC ivdep
-            for (int u = 0; u < 32; u++) {
-                uint8_t s0 = m1[u];
-                mk[u] = (s0 & !l1[u]);
-                lk[u] = (s0 & l1[u]);
-                ak_n[u] = a1_n[u];
-            }
-            uint32_t b = rv_bits32(mk); int64_t d = out_base + 1 * ns;
-            RV_STEP8((const uint8_t *)ak_n, (uint8_t *)(p_n + d), kc[1], b);
-            kc[1] += __builtin_popcount(b);
-            klf[1] += __builtin_popcount(rv_bits32(lk));
-        }
-    }
-    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */
+    for (int64_t j = 0; j < ni; j++) {
         int64_t si = 0;
         v_n = qp_n[j];
 #line 19 "fib.py"
@@ -236,27 +148,20 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
 #line 19 "fib.py"
             int8_t _s0 = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
 #line 19 "fib.py"
-            int64_t _d = out_base + si * ns + kc[si];
-#line 19 "fib.py"
-            p_n[_d] = _s0;
-#line 19 "fib.py"
-            kc[si]++; si++;
+            o0_n[j] = _s0;
 #line 19 "fib.py"
         }
         {
 #line 20 "fib.py"
             int8_t _s0 = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
-            int64_t _d = out_base + si * ns + kc[si];
-#line 20 "fib.py"
-            p_n[_d] = _s0;
-#line 20 "fib.py"
-            kc[si]++; si++;
+            o1_n[j] = _s0;
 #line 20 "fib.py"
         }
-#line 1777 "fib_fib.c"
+#line 1681 "fib_fib.c"
         (void)si;
     }
+    for (int64_t k = 0; k < 2; k++) kc[k] = ni;
     acc_count = la_count;
     *kused_out = kused;
     return nb;
@@ -275,12 +180,11 @@ int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,
     grow_scratch(n);
     grow_children(out_base + 2 * (n + RV_SLACK), 2);
     memset(kcnt, 0, kdirty * sizeof(int64_t));
-    memset(kleaf, 0, sizeof(kleaf));
     kdirty = kcap_alloc;
     int64_t nb = kernel(off, n, out_base, kused);
     kdirty = *kused;  /* the kernel counts children at spawn indices < kused */
     *counts = kcnt;  /* after the kernel: a dynamic kernel may grow it */
-    *leaves = kleaf;  /* the children inlined as leaves */
+    *leaves = NULL;
     return nb;
 }
 void rvm_move(int64_t src, int64_t dst, int64_t cnt) {
@@ -359,18 +263,15 @@ void revec_free(void *p) { free(p); }
 static void seq_fib(int8_t v_n);
 #line 15 "fib.py"
 static void seq_fib(int8_t v_n) {
-#line 1882 "fib_fib.c"
-    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
-#line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1887 "fib_fib.c"
+#line 1788 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1))))));
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2))))));
-#line 1893 "fib_fib.c"
+#line 1794 "fib_fib.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -387,12 +288,9 @@ static int64_t rv_omp_cutoff;
 static void omp_fib(int8_t v_n, int64_t _depth);
 #line 15 "fib.py"
 static void omp_fib(int8_t v_n, int64_t _depth) {
-#line 1910 "fib_fib.c"
-    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
-#line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1915 "fib_fib.c"
+#line 1813 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
@@ -430,7 +328,7 @@ static void omp_fib(int8_t v_n, int64_t _depth) {
         }
 #line 20 "fib.py"
     }
-#line 1953 "fib_fib.c"
+#line 1851 "fib_fib.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

@@ -69,7 +69,6 @@ static RV_TLS uint64_t *c_red, *b_red, *q_red;
 static RV_TLS uint64_t *c_green, *b_green, *q_green;
 static RV_TLS uint64_t *c_blue, *b_blue, *q_blue;
 static int32_t u_n;  /* invariant: the root's value */
-static RV_TLS int64_t kleaf[3];
 static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc, kdirty;
 
 static void grow_children(int64_t need_frames, int64_t need_k) {
@@ -108,10 +107,6 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     RV_MAYBE_UNUSED uint64_t v_green;
     RV_MAYBE_UNUSED uint64_t v_blue;
     RV_MAYBE_UNUSED int32_t v_n = u_n;
-    RV_MAYBE_UNUSED uint64_t v__lf_blue = 0;
-    RV_MAYBE_UNUSED uint64_t v__lf_green = 0;
-    RV_MAYBE_UNUSED uint64_t v__lf_red = 0;
-    RV_MAYBE_UNUSED int8_t v__lf_v = 0;
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
     int64_t la_colourings = acc_colourings;
@@ -124,7 +119,6 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     uint64_t *restrict qp_blue = q_blue;
     int64_t *kc = kcnt;
     (void)kc;
-    int64_t *klf = kleaf;
     if (n > 0) {  /* fields equal in every thread of the block */
         v_v = p_v[off];
     }
@@ -136,7 +130,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         for (int u = 0; u < 32; u++) {
 #line 41 "graphcol.py"
             m[u] = ((((int32_t)(v_v)) == v_n)) ? 1 : 0;
-#line 1659 "graphcol_graphcol.c"
+#line 1653 "graphcol_graphcol.c"
         }
         uint32_t bits = rv_bits32(m);
         RV_STEP64((const uint64_t *)(p_red + off + t), (uint64_t *)qp_red, ni, ~bits);
@@ -153,7 +147,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_blue = p_blue[off + t];
 #line 41 "graphcol.py"
         int64_t isb = ((((int32_t)(v_v)) == v_n)) ? 1 : 0;
-#line 1676 "graphcol_graphcol.c"
+#line 1670 "graphcol_graphcol.c"
         qp_red[ni] = v_red;
         qp_green[ni] = v_green;
         qp_blue[ni] = v_blue;
@@ -163,26 +157,23 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     for (int64_t j = 0; j < nb; j++) {
 #line 42 "graphcol.py"
         la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 1686 "graphcol_graphcol.c"
+#line 1680 "graphcol_graphcol.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
     int64_t j0 = 0;
     for (; j0 + 32 <= ni; j0 += 32) {
         RV_MAYBE_UNUSED uint8_t m0[32], k0[32];
-        uint8_t l0[32];
         int8_t a0_v[32];
         uint64_t a0_red[32];
         uint64_t a0_green[32];
         uint64_t a0_blue[32];
         RV_MAYBE_UNUSED uint8_t m1[32], k1[32];
-        uint8_t l1[32];
         int8_t a1_v[32];
         uint64_t a1_red[32];
         uint64_t a1_green[32];
         uint64_t a1_blue[32];
         RV_MAYBE_UNUSED uint8_t m2[32], k2[32];
-        uint8_t l2[32];
         int8_t a2_v[32];
         uint64_t a2_red[32];
         uint64_t a2_green[32];
@@ -193,10 +184,6 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_red = qp_red[j];
             v_green = qp_green[j];
             v_blue = qp_blue[j];
-            v__lf_blue = 0;
-            v__lf_green = 0;
-            v__lf_red = 0;
-            v__lf_v = 0;
             v_b = 0;
             v_nb = 0;
             int _k = 0;  /* this lane's next spawn index */
@@ -206,25 +193,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             RV_MAYBE_UNUSED uint8_t _c0 = ((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
 #line 46 "graphcol.py"
             RV_MAYBE_UNUSED uint8_t _c1 = !((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
-            v__lf_v = ((int8_t)((uint8_t)(v__lf_v) ^ (((uint8_t)((((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))) ^ (uint8_t)(v__lf_v)) & (uint8_t)(0 - (uint8_t)((_c0))))));
-#line 47 "graphcol.py"
-            v__lf_red = ((uint64_t)((uint64_t)(v__lf_red) ^ (((uint64_t)((((uint64_t)(v_red | v_b)))) ^ (uint64_t)(v__lf_red)) & (uint64_t)(0 - (uint64_t)((_c0))))));
-#line 47 "graphcol.py"
-            v__lf_green = ((uint64_t)((uint64_t)(v__lf_green) ^ (((uint64_t)((v_green)) ^ (uint64_t)(v__lf_green)) & (uint64_t)(0 - (uint64_t)((_c0))))));
-#line 47 "graphcol.py"
-            v__lf_blue = ((uint64_t)((uint64_t)(v__lf_blue) ^ (((uint64_t)((v_blue)) ^ (uint64_t)(v__lf_blue)) & (uint64_t)(0 - (uint64_t)((_c0))))));
-#line 47 "graphcol.py"
-            RV_MAYBE_UNUSED uint8_t _c2 = (_c0) && ((((int32_t)(v__lf_v)) == v_n));
-#line 42 "graphcol.py"
-            if (_c2) {
-#line 42 "graphcol.py"
-                la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 42 "graphcol.py"
-            }
-#line 47 "graphcol.py"
             m0[u] = _c0;
-#line 47 "graphcol.py"
-            l0[u] = _c2;
 #line 47 "graphcol.py"
             k0[u] = (uint8_t)_k;
 #line 47 "graphcol.py"
@@ -237,28 +206,10 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             a0_blue[u] = v_blue;
 #line 47 "graphcol.py"
             _k += m0[u];
-            RV_MAYBE_UNUSED uint8_t _c3 = ((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
+            RV_MAYBE_UNUSED uint8_t _c2 = ((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
 #line 48 "graphcol.py"
-            RV_MAYBE_UNUSED uint8_t _c4 = !((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
-            v__lf_v = ((int8_t)((uint8_t)(v__lf_v) ^ (((uint8_t)((((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))) ^ (uint8_t)(v__lf_v)) & (uint8_t)(0 - (uint8_t)((_c3))))));
-#line 49 "graphcol.py"
-            v__lf_red = ((uint64_t)((uint64_t)(v__lf_red) ^ (((uint64_t)((v_red)) ^ (uint64_t)(v__lf_red)) & (uint64_t)(0 - (uint64_t)((_c3))))));
-#line 49 "graphcol.py"
-            v__lf_green = ((uint64_t)((uint64_t)(v__lf_green) ^ (((uint64_t)((((uint64_t)(v_green | v_b)))) ^ (uint64_t)(v__lf_green)) & (uint64_t)(0 - (uint64_t)((_c3))))));
-#line 49 "graphcol.py"
-            v__lf_blue = ((uint64_t)((uint64_t)(v__lf_blue) ^ (((uint64_t)((v_blue)) ^ (uint64_t)(v__lf_blue)) & (uint64_t)(0 - (uint64_t)((_c3))))));
-#line 49 "graphcol.py"
-            RV_MAYBE_UNUSED uint8_t _c5 = (_c3) && ((((int32_t)(v__lf_v)) == v_n));
-#line 42 "graphcol.py"
-            if (_c5) {
-#line 42 "graphcol.py"
-                la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 42 "graphcol.py"
-            }
-#line 49 "graphcol.py"
-            m1[u] = _c3;
-#line 49 "graphcol.py"
-            l1[u] = _c5;
+            RV_MAYBE_UNUSED uint8_t _c3 = !((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
+            m1[u] = _c2;
 #line 49 "graphcol.py"
             k1[u] = (uint8_t)_k;
 #line 49 "graphcol.py"
@@ -271,28 +222,10 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             a1_blue[u] = v_blue;
 #line 49 "graphcol.py"
             _k += m1[u];
-            RV_MAYBE_UNUSED uint8_t _c6 = ((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
+            RV_MAYBE_UNUSED uint8_t _c4 = ((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
 #line 50 "graphcol.py"
-            RV_MAYBE_UNUSED uint8_t _c7 = !((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
-            v__lf_v = ((int8_t)((uint8_t)(v__lf_v) ^ (((uint8_t)((((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))) ^ (uint8_t)(v__lf_v)) & (uint8_t)(0 - (uint8_t)((_c6))))));
-#line 51 "graphcol.py"
-            v__lf_red = ((uint64_t)((uint64_t)(v__lf_red) ^ (((uint64_t)((v_red)) ^ (uint64_t)(v__lf_red)) & (uint64_t)(0 - (uint64_t)((_c6))))));
-#line 51 "graphcol.py"
-            v__lf_green = ((uint64_t)((uint64_t)(v__lf_green) ^ (((uint64_t)((v_green)) ^ (uint64_t)(v__lf_green)) & (uint64_t)(0 - (uint64_t)((_c6))))));
-#line 51 "graphcol.py"
-            v__lf_blue = ((uint64_t)((uint64_t)(v__lf_blue) ^ (((uint64_t)((((uint64_t)(v_blue | v_b)))) ^ (uint64_t)(v__lf_blue)) & (uint64_t)(0 - (uint64_t)((_c6))))));
-#line 51 "graphcol.py"
-            RV_MAYBE_UNUSED uint8_t _c8 = (_c6) && ((((int32_t)(v__lf_v)) == v_n));
-#line 42 "graphcol.py"
-            if (_c8) {
-#line 42 "graphcol.py"
-                la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 42 "graphcol.py"
-            }
-#line 51 "graphcol.py"
-            m2[u] = _c6;
-#line 51 "graphcol.py"
-            l2[u] = _c8;
+            RV_MAYBE_UNUSED uint8_t _c5 = !((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
+            m2[u] = _c4;
 #line 51 "graphcol.py"
             k2[u] = (uint8_t)_k;
 #line 51 "graphcol.py"
@@ -305,11 +238,10 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             a2_blue[u] = ((uint64_t)(v_blue | v_b));
 #line 51 "graphcol.py"
             _k += m2[u];
-#line 1828 "graphcol_graphcol.c"
+#line 1761 "graphcol_graphcol.c"
         }
         {
             uint8_t mk[32];
-            uint8_t lk[32];
             int8_t ak_v[32];
             uint64_t ak_red[32];
             uint64_t ak_green[32];
@@ -319,8 +251,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 uint8_t s0 = m0[u];
                 uint8_t s1 = (m1[u] & (k1[u] == 0));
                 uint8_t s2 = (m2[u] & (k2[u] == 0));
-                mk[u] = (s0 & !l0[u]) | (s1 & !l1[u]) | (s2 & !l2[u]);
-                lk[u] = (s0 & l0[u]) | (s1 & l1[u]) | (s2 & l2[u]);
+                mk[u] = s0 | s1 | s2;
                 ak_v[u] = ((int8_t)(((uint8_t)(a0_v[u]) & (uint8_t)(0 - (uint8_t)(s0))) | ((uint8_t)(a1_v[u]) & (uint8_t)(0 - (uint8_t)(s1))) | ((uint8_t)(a2_v[u]) & (uint8_t)(0 - (uint8_t)(s2)))));
                 ak_red[u] = ((uint64_t)(((uint64_t)(a0_red[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a1_red[u]) & (uint64_t)(0 - (uint64_t)(s1))) | ((uint64_t)(a2_red[u]) & (uint64_t)(0 - (uint64_t)(s2)))));
                 ak_green[u] = ((uint64_t)(((uint64_t)(a0_green[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a1_green[u]) & (uint64_t)(0 - (uint64_t)(s1))) | ((uint64_t)(a2_green[u]) & (uint64_t)(0 - (uint64_t)(s2)))));
@@ -332,11 +263,9 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             RV_STEP64((const uint64_t *)ak_green, (uint64_t *)(p_green + d), kc[0], b);
             RV_STEP64((const uint64_t *)ak_blue, (uint64_t *)(p_blue + d), kc[0], b);
             kc[0] += __builtin_popcount(b);
-            klf[0] += __builtin_popcount(rv_bits32(lk));
         }
         {
             uint8_t mk[32];
-            uint8_t lk[32];
             int8_t ak_v[32];
             uint64_t ak_red[32];
             uint64_t ak_green[32];
@@ -345,8 +274,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             for (int u = 0; u < 32; u++) {
                 uint8_t s0 = (m1[u] & (k1[u] == 1));
                 uint8_t s1 = (m2[u] & (k2[u] == 1));
-                mk[u] = (s0 & !l1[u]) | (s1 & !l2[u]);
-                lk[u] = (s0 & l1[u]) | (s1 & l2[u]);
+                mk[u] = s0 | s1;
                 ak_v[u] = ((int8_t)(((uint8_t)(a1_v[u]) & (uint8_t)(0 - (uint8_t)(s0))) | ((uint8_t)(a2_v[u]) & (uint8_t)(0 - (uint8_t)(s1)))));
                 ak_red[u] = ((uint64_t)(((uint64_t)(a1_red[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a2_red[u]) & (uint64_t)(0 - (uint64_t)(s1)))));
                 ak_green[u] = ((uint64_t)(((uint64_t)(a1_green[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a2_green[u]) & (uint64_t)(0 - (uint64_t)(s1)))));
@@ -358,11 +286,9 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             RV_STEP64((const uint64_t *)ak_green, (uint64_t *)(p_green + d), kc[1], b);
             RV_STEP64((const uint64_t *)ak_blue, (uint64_t *)(p_blue + d), kc[1], b);
             kc[1] += __builtin_popcount(b);
-            klf[1] += __builtin_popcount(rv_bits32(lk));
         }
         {
             uint8_t mk[32];
-            uint8_t lk[32];
             int8_t ak_v[32];
             uint64_t ak_red[32];
             uint64_t ak_green[32];
@@ -370,8 +296,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
 #pragma GCC ivdep
             for (int u = 0; u < 32; u++) {
                 uint8_t s0 = (m2[u] & (k2[u] == 2));
-                mk[u] = (s0 & !l2[u]);
-                lk[u] = (s0 & l2[u]);
+                mk[u] = s0;
                 ak_v[u] = a2_v[u];
                 ak_red[u] = a2_red[u];
                 ak_green[u] = a2_green[u];
@@ -383,7 +308,6 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             RV_STEP64((const uint64_t *)ak_green, (uint64_t *)(p_green + d), kc[2], b);
             RV_STEP64((const uint64_t *)ak_blue, (uint64_t *)(p_blue + d), kc[2], b);
             kc[2] += __builtin_popcount(b);
-            klf[2] += __builtin_popcount(rv_bits32(lk));
         }
     }
     for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */
@@ -474,7 +398,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             }
 #line 50 "graphcol.py"
         }
-#line 1997 "graphcol_graphcol.c"
+#line 1921 "graphcol_graphcol.c"
         (void)si;
     }
     acc_colourings = la_colourings;
@@ -495,12 +419,11 @@ int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,
     grow_scratch(n);
     grow_children(out_base + 3 * (n + RV_SLACK), 3);
     memset(kcnt, 0, kdirty * sizeof(int64_t));
-    memset(kleaf, 0, sizeof(kleaf));
     kdirty = kcap_alloc;
     int64_t nb = kernel(off, n, out_base, kused);
     kdirty = *kused;  /* the kernel counts children at spawn indices < kused */
     *counts = kcnt;  /* after the kernel: a dynamic kernel may grow it */
-    *leaves = kleaf;  /* the children inlined as leaves */
+    *leaves = NULL;
     return nb;
 }
 void rvm_move(int64_t src, int64_t dst, int64_t cnt) {
@@ -607,17 +530,13 @@ void revec_free(void *p) { free(p); }
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue);
 #line 39 "graphcol.py"
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue) {
-#line 2130 "graphcol_graphcol.c"
-    RV_MAYBE_UNUSED uint64_t v__lf_blue = 0;
-    RV_MAYBE_UNUSED uint64_t v__lf_green = 0;
-    RV_MAYBE_UNUSED uint64_t v__lf_red = 0;
-    RV_MAYBE_UNUSED int8_t v__lf_v = 0;
+#line 2053 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2140 "graphcol_graphcol.c"
+#line 2059 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -637,7 +556,7 @@ static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         seq_graphcol(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))), ((uint64_t)(v_red)), ((uint64_t)(v_green)), ((uint64_t)(((uint64_t)(v_blue | v_b)))));
 #line 50 "graphcol.py"
     }
-#line 2160 "graphcol_graphcol.c"
+#line 2079 "graphcol_graphcol.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -658,17 +577,13 @@ static int64_t rv_omp_cutoff;
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth);
 #line 39 "graphcol.py"
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth) {
-#line 2181 "graphcol_graphcol.c"
-    RV_MAYBE_UNUSED uint64_t v__lf_blue = 0;
-    RV_MAYBE_UNUSED uint64_t v__lf_green = 0;
-    RV_MAYBE_UNUSED uint64_t v__lf_red = 0;
-    RV_MAYBE_UNUSED int8_t v__lf_v = 0;
+#line 2100 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2191 "graphcol_graphcol.c"
+#line 2106 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -760,7 +675,7 @@ static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         }
 #line 50 "graphcol.py"
     }
-#line 2283 "graphcol_graphcol.c"
+#line 2198 "graphcol_graphcol.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

@@ -93,9 +93,6 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     ni = n - nb
     # base case over the base threads
     for j in range(nb):
-        v__lf_blue = uint64(0)
-        v__lf_green = uint64(0)
-        v__lf_red = uint64(0)
         v__lf_v = int8(0)
         v_b = uint64(0)
         v_nb = uint64(0)
@@ -261,9 +258,6 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
         v_red = ld(q_red, j)
         v_green = ld(q_green, j)
         v_blue = ld(q_blue, j)
-        v__lf_blue = uint64(0)
-        v__lf_green = uint64(0)
-        v__lf_red = uint64(0)
         v__lf_v = int8(0)
         v_b = uint64(0)
         v_nb = uint64(0)
