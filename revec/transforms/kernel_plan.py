@@ -81,9 +81,9 @@ class Target:
     # measured 2x slower there); else per-chunk lane arrays on the stack (C)
     lane_passes: bool
     # leaf inlining by default where it applies (KernelPlan.leaf_inline).  Measured
-    # (2-core AMD EPYC Zen 4, AVX-512, a loaded machine: CPU seconds, medians of 5-7
+    # (2-core AMD EPYC Zen 4, AVX-512, a loaded machine: CPU seconds, medians of 5-9
     # interleaved runs, reexp, inlining on vs off): numba fib(35) 1.46x, graphcol 1.85x
-    # faster, binomial(26, 13) 0.56x, parentheses(15) 0.75x; C 0.42x - 0.70x on all
+    # faster, binomial(26, 13) 0.55x, parentheses(15) 0.75x; C 0.38x - 0.70x on all
     # four (the lane-code shape costs more than the leaves' frames it saves: docs/backends.md)
     leaf_inline: bool = False
 
