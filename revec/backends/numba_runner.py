@@ -31,7 +31,7 @@ from revec.backends.numba_codegen import generate_numba_module
 from revec.files import write_atomic
 from revec.frontend.buffers import raw_buffer
 from revec.runtime import interrupt
-from revec.runtime.memory import BudgetUse, MemoryBudgetError
+from revec.runtime.memory import BudgetUse, MemoryBudgetError, out_of_memory
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_slot, acc_values, init_accs, merge_accs, run_stats
 from revec.toolchain.cache_check import NO_RECORD, mismatch, warn_once, write_sums
@@ -282,6 +282,8 @@ class NumbaTask:
             if interrupt.interrupted():
                 raise KeyboardInterrupt from None
             raise
+        except MemoryError:  # an allocation failed before the run reached its budget
+            raise out_of_memory("numba", max_memory) from None
         finally:
             if not self._recorded:  # the first run compiled whatever was still lazy
                 self._recorded = True
@@ -420,6 +422,8 @@ class NumbaTask:
         if interrupt.interrupted():  # every worker stopped between blocks
             raise KeyboardInterrupt
         if errors:
+            if isinstance(errors[0], MemoryError):  # (as in run)
+                raise out_of_memory("numba", max_memory) from None
             raise errors[0]
         if any(f[_SUPPORT.F_OVER] != 0 for f in flags):
             raise MemoryBudgetError(max_memory, _budget_use(

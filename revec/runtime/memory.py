@@ -143,6 +143,16 @@ class MemoryBudgetError(RevecError):
         super().__init__(budget_message(budget, use))
 
 
+def out_of_memory(backend: str, budget: int) -> RevecError:
+    """The error of a run whose allocation failed before it reached its budget (the
+    machine, or the process's limits, have less memory than the budget)."""
+    within = (f"its memory budget of {gib(budget)} is more than the memory there is; "
+              "lower it with --max-memory") if budget > 0 else \
+        "it ran without a memory budget; give it one with --max-memory"
+    return RevecError(f"out of memory: the {backend} back end could not allocate what the "
+                      f"run holds ({within}, and the run stops with what it needed)")
+
+
 def parse_size(text: str) -> int:
     """'8G', '512M', '1.5GiB', '1000000' -> bytes (a user error for anything else)."""
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
