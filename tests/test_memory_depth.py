@@ -120,13 +120,14 @@ def test_default_budget_holds(backend: str) -> None:
     _check_stopped(r, "bfs", 1)
 
 
-def test_frames_under_reexp_name_the_thread_blocks() -> None:
+@pytest.mark.parametrize("backend", ["c", pytest.param("numba", marks=pytest.mark.slow)])
+def test_frames_under_reexp_name_the_thread_blocks(backend: str) -> None:
     """Item 6: a reexp run over its budget on thread frames names the thread blocks and
     a smaller --block-size, not a bfs level (graphcol(16) at B = 4096 holds more than
     1 MiB of blocks; at B = 256 it fits, tests/test_memory_budget.py)."""
     with pytest.raises(MemoryBudgetError) as err:
         run_program(ROOT / "benchmarks" / "graphcol.py", "graphcol", (16,), variant="reexp",
-                    backend="c", max_memory=1 << 20, workers=1)
+                    backend=backend, max_memory=1 << 20, workers=1)
     text = str(err.value)
     use = err.value.use
     assert use is not None and use.culprit() == "frames" and use.variant == "reexp"
