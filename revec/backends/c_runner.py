@@ -16,7 +16,7 @@ from revec.backends.c_codegen import generate_c_module
 from revec.backends.c_driver import CDEF, DRIVER_OBJECT, ENTRIES, W_COLS
 from revec.errors import RevecError
 from revec.runtime import interrupt
-from revec.runtime.memory import MemoryBudgetError
+from revec.runtime.memory import BudgetUse, MemoryBudgetError, out_of_memory
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_values, init_accs, run_stats
 from revec.toolchain.cbuild import load_c_module
@@ -29,6 +29,9 @@ C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
 _LOCKS: dict[int, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 RC_NOMEM, RC_BUDGET, RC_INTERRUPTED = 2, 3, 4  # revec_run's failure codes (csrc/driver.h)
+# st_out slots (csrc/driver.c): the deepest level, and after a run over the budget the
+# kind that crossed it and the bytes of each kind held (revec.runtime.memory.KINDS)
+ST_MAXDEPTH, ST_WHY, ST_HELD = 2, 7, 8
 
 
 @dataclass
@@ -171,11 +174,11 @@ class CTask:
         if rc == RC_INTERRUPTED:
             raise KeyboardInterrupt
         if rc == RC_BUDGET:
-            raise MemoryBudgetError(max_memory)
+            raise MemoryBudgetError(max_memory, BudgetUse.of(
+                st[ST_HELD:ST_HELD + 4].tolist(), int(st[ST_WHY]), int(st[ST_MAXDEPTH]),
+                schedule.strategy, max(workers, 1)))
         if rc == RC_NOMEM:
-            raise RevecError("out of memory: the C back end could not allocate its thread "
-                             "blocks; use a smaller --block-size or the blocked / reexp "
-                             "variant")
+            raise out_of_memory("C", max_memory)
         k = int(nlv[0])
         lv = np.frombuffer(ffi.buffer(lv_out[0], k * 5 * 8), np.float64).reshape(k, 5).copy()
         self._free(lv_out[0])
