@@ -43,9 +43,20 @@ def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Prog
         if not ctx.tasks:
             raise RevecError("no task in this file: a task is a function that uses "
                              "cilk_spawn or calls itself", src.at(1, 1))
-        for name in sorted(ctx.tasks):
-            rewrite_out_params(ctx.functions[name], ctx.error)
-        tasks = {name: CFunction(ctx, fdef, "task").lower_task()
-                 for name, fdef in ctx.functions.items() if name in ctx.tasks}
+        tasks: dict[str, ir.TaskDef] = {}
+        for name, fdef in ctx.functions.items():
+            if name not in ctx.tasks:
+                continue
+            if name in ctx.roots:
+                rewrite_out_params(fdef, ctx.error)
+                tasks[name] = CFunction(ctx, fdef, "task").lower_task()
+                continue
+            # a serial variant beside the spawning tasks: a task if it is in the subset
+            saved = ctx.snapshot()
+            try:
+                rewrite_out_params(fdef, ctx.error)
+                tasks[name] = CFunction(ctx, fdef, "task").lower_task()
+            except RevecError:
+                ctx.restore(saved)
         return assemble(src.path, src.text, tasks, dict(ctx.helpers), dict(ctx.bounds),
                         ctx.arrays, ctx.libs, reference=sequential_module, inputs=ctx.inputs)
