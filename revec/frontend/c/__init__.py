@@ -44,6 +44,7 @@ def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Prog
             raise RevecError("no task in this file: a task is a function that uses "
                              "cilk_spawn or calls itself", src.at(1, 1))
         tasks: dict[str, ir.TaskDef] = {}
+        left_out: list[RevecError] = []
         for name, fdef in ctx.functions.items():
             if name not in ctx.tasks:
                 continue
@@ -51,12 +52,15 @@ def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Prog
                 rewrite_out_params(fdef, ctx.error)
                 tasks[name] = CFunction(ctx, fdef, "task").lower_task()
                 continue
-            # a serial variant beside the spawning tasks: a task if it is in the subset
+            # a serial variant or a root caller: a task if it is in the subset
             saved = ctx.snapshot()
             try:
                 rewrite_out_params(fdef, ctx.error)
                 tasks[name] = CFunction(ctx, fdef, "task").lower_task()
-            except RevecError:
+            except RevecError as err:
                 ctx.restore(saved)
+                left_out.append(err)
+        if not tasks and left_out:
+            raise left_out[0]
         return assemble(src.path, src.text, tasks, dict(ctx.helpers), dict(ctx.bounds),
                         ctx.arrays, ctx.libs, reference=sequential_module, inputs=ctx.inputs)

@@ -75,18 +75,20 @@ def read_file_scope(ctx: CProgramContext) -> None:
                 ctx.error(f"the input of field '{key[len(g.name) + 1:]}' of '{g.name}' would "
                           f"be named '{key}', which the file already uses", ctx.globals[key].loc)
     spawning: set[str] = set()
+    recursive: set[str] = set()
     for name, fdef in ctx.functions.items():
         if name == "main":
             continue
-        nodes = walk(fdef.body)
-        if any(is_spawn(n) for n in nodes):
+        if any(is_spawn(n) for n in walk(fdef.body)):
             spawning.add(name)
-        if name in spawning or name in calls(fdef):
-            ctx.tasks.add(name)
-    # the tasks that must be in the subset: the functions that spawn (a function that
-    # only calls itself, beside them, is a serial variant: a task if it is in the
-    # subset, left alone if not); in a file without spawns, the recursive functions
-    ctx.roots = spawning or set(ctx.tasks)
+        if name in calls(fdef):
+            recursive.add(name)
+    ctx.tasks = spawning | recursive
+    # the tasks that must be in the subset: the recursive functions that spawn (in a
+    # file without any, the recursive functions).  The others are left out when they
+    # are not in the subset: serial variants (recursive, no spawns), root callers that
+    # spawn the task (BOTS's fib0, a driver)
+    ctx.roots = (spawning & recursive) or recursive
     ctx.reachable = reachable(ctx, ctx.tasks)
 
 

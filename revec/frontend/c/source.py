@@ -50,7 +50,11 @@ class CSource:
         coord = node if isinstance(node, Coord) else getattr(node, "coord", None)
         if coord is None or not coord.line:
             return SourceLoc(self.path, 1, 1, self.lines[0] if self.lines else "")
-        return self.at(coord.line, coord.column or 1, coord.file or self.path)
+        loc = self.at(coord.line, coord.column or 1, coord.file or self.path)
+        if isinstance(node, c_ast.Pragma):  # the directive's '#'
+            text = loc.source_line
+            return SourceLoc(loc.file, loc.line, len(text) - len(text.lstrip()) + 1, text)
+        return loc
 
     def is_revec_header(self, node: c_ast.Node) -> bool:
         """``node`` comes from one of revec's own headers (``<stdio.h>``, ...)."""
