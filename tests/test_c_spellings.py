@@ -400,6 +400,19 @@ long f(int n) {
   return y;
 }
 """, "'x' holds the value of a spawned call and is read before cilk_sync", "x + f"),
+    ("read_inside_taskgroup", """\
+long f(int n) {
+  long x, y;
+  if (n < 2) return n;
+#pragma omp taskgroup
+  {
+#pragma omp task shared(x)
+    x = f(n - 1);
+    y = x + f(n - 2);
+  }
+  return y;
+}
+""", "'x' holds the value of a spawned call and is read before cilk_sync", "x + f"),
     ("read_in_cilk_scope", """\
 #include <cilk/cilk.h>
 long f(int n) {

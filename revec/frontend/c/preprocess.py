@@ -218,6 +218,11 @@ def _preprocessor_error(path: str, stderr: str) -> RevecError:
     except OSError:
         lines = []
     text = lines[line - 1] if 0 < line <= len(lines) else ""
+    if msg.startswith("#") and text.lstrip().startswith("#"):  # #error: at its '#'
+        col = len(text) - len(text.lstrip()) + 1
+    macro = re.match(r'unterminated argument list invoking macro "(\w+)"', msg)
+    if macro is not None and macro.group(1) in text[:col]:  # at the macro's name
+        col = text.rindex(macro.group(1), 0, col) + 1
     missing = re.fullmatch(r"(.+): No such file or directory", msg)
     include = re.match(r"\s*#\s*include\s*([<\"])", text)
     if missing is not None and include is not None:
