@@ -1,6 +1,6 @@
 """The Cilk C front end: a pycparser syntax adapter on the front-end core.
 
-The file is read by :mod:`.source` (a position-preserving preprocessor, then pycparser),
+The file is read by :mod:`.source` (the system preprocessor, then pycparser),
 its top level by :mod:`.file_scope`, and its tasks and helpers lowered by :mod:`.lower`
 and :mod:`.expressions`, which call the core's IR builder
 (:mod:`revec.frontend.builder`) with C's type rules (:mod:`revec.frontend.rules.c99`).

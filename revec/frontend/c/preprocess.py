@@ -105,12 +105,18 @@ class Preprocessed:
     cilk5: bool = False
     file_text: dict[str, str] = field(default_factory=dict)
     clean_text: dict[str, list[str]] = field(default_factory=dict)
+    headers: dict[str, bool] = field(default_factory=dict)
     alignments: dict[tuple[str, int], tuple[list[int | None], list[bool]]] = field(
         default_factory=dict)
 
     def is_revec_header(self, file: str | None) -> bool:
-        return file is not None and Path(self.real(file)).parent.resolve().is_relative_to(
-            INCLUDE_DIR.resolve())
+        """``file`` (as a marker names it) is one of revec's own headers."""
+        if file is None:
+            return False
+        if file not in self.headers:
+            self.headers[file] = Path(self.real(file)).resolve().is_relative_to(
+                INCLUDE_DIR.resolve())
+        return self.headers[file]
 
     def real(self, file: str) -> str:
         """The file a line marker names (``file`` as the marker spells it, which is
