@@ -30,6 +30,7 @@ from revec.frontend.c.collect import (
     write_counts,
 )
 from revec.frontend.c.context import CProgramContext, spelling
+from revec.frontend.c.cutoff import strip_cutoffs
 from revec.frontend.c.loops import Range, as_range, continue_with, has_continue
 from revec.frontend.c.outputs import output_params, split_pointer
 from revec.frontend.c.source import SYNC_NAMES
@@ -42,6 +43,7 @@ from revec.frontend.c.syntax import (
     key,
     walk,
 )
+from revec.frontend.c.task_forms import recursive_first, shared_tail
 from revec.frontend.c.typenames import c_name
 from revec.frontend.rules.c99 import I32, I64, usual
 from revec.frontend.shape import TaskShape
@@ -142,9 +144,11 @@ class CFunction(CBoards):
     def lower_task(self) -> ir.TaskDef:
         assert self.fdef is not None
         self.signature()
-        items = list(self.fdef.body.block_items or [])
+        items = strip_cutoffs(self.fdef, self.ctx.functions,
+                              list(self.fdef.body.block_items or []), self.error)
         self.summed = sum_loops(self.fdef.body, self.error)
-        shape = self.task_shape(items, self.fdef, as_if, ends_with_return)
+        shape = self.task_shape(shared_tail(items), self.fdef, as_if, ends_with_return)
+        shape = recursive_first(shape, self.name)
         pro, cond, base, ind = self.lower_cases(shape)
         if self.result is None:
             base, ind = _drop_void_tail(base), _drop_void_tail(ind)
