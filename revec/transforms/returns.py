@@ -524,6 +524,7 @@ class _Converter:
                              f"with '{v} += ...' or use a new local", e.loc)
         if self.mode == _Mode.SUM:
             children, _ = self.linear(e)
+            self.once(children)
             for c in children:
                 if isinstance(c.expr, ir.Var) and c.factors:
                     raise self.error(f"'{v}' is scaled here after it holds results of calls; "
@@ -537,9 +538,20 @@ class _Converter:
             if term is not None:
                 self.leaves(term)
 
+    def once(self, children: list[_Child]) -> None:
+        """A local holding results is a term of a sum once (``x + y + x`` would need the
+        weights of its terms added)."""
+        names = [c.expr for c in children if isinstance(c.expr, ir.Var)]
+        for i, x in enumerate(names):
+            if any(isinstance(y, ir.Var) and y.name == x.name for y in names[:i]):
+                raise self.error(f"'{x.name}' holds results of the task's calls and is a "
+                                 "term of this sum more than once; write the weight "
+                                 f"(2 * {x.name}) ({SUPPORTED})", x.loc)
+
     def check_return(self, e: ir.Expr, live: frozenset[str]) -> None:
         if self.mode == _Mode.SUM:
             children, _ = self.linear(e)
+            self.once(children)
             seen = {c.expr.name: c for c in children if isinstance(c.expr, ir.Var)}
             for v in live:
                 if v not in seen:
