@@ -655,7 +655,8 @@ class _Converter:
         return out
 
     def always_zero(self, v: str) -> bool:
-        for s in self._all_stmts((*self.t.base, *self.t.inductive)):
+        # (the prologue's value too: ``long x = 1;`` before the is-base test)
+        for s in self._all_stmts((*self.t.prologue, *self.t.base, *self.t.inductive)):
             if isinstance(s, ir.Assign) and s.target == v:
                 children, locs = self.linear(s.value)
                 if any(not _is_const(x, 0) for x, _ in locs):
