@@ -14,13 +14,18 @@ are located errors (exit 2, file:line:col, caret, no output file).
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from revec.api import get_program, run_loaded
+from revec.cli import main
+from revec.errors import RevecError
+from revec.frontend import load_program
 from tests import cilk_oracle
+from tests.progen_shapes import generate
 from tests.rejections import assert_located_rejection, where
 
 pytestmark = pytest.mark.skipif(cilk_oracle.gcc() is None, reason="no C compiler for the "
@@ -302,7 +307,8 @@ cilk int knapsack(struct item *e, int c, int n, int v)
     return best;
 }
 """
-KNAPSACK_DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
+ROOT = Path(__file__).resolve().parents[1]
+KNAPSACK_DATA = ROOT / "benchmarks" / "data"
 
 
 def knapsack_items(example: int) -> tuple[np.ndarray, int]:
@@ -481,3 +487,71 @@ def test_shape_rejected_with_location(tmp_path, capsys, name, body, message, nee
     line, col = where(source, needle)
     assert_located_rejection(path, message, line, col, tmp_path / "out.c", ("--backend", "c"),
                              capsys)
+
+
+# ---------------------------------------------------------------------------- the sweep
+SWEEP_GROUPS, PER_GROUP = 10, 10  # 100 generated programs by default
+
+
+def sweep(folder: Path, seed: int, count: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """``count`` generated programs: each one ``check`` accepts runs (on one back end,
+    alternating, one variant, one small root call, one build) and gives gcc's result
+    and number of calls; each one it rejects is one located error (exit 2,
+    file:line:col, caret).  gcc builds the accepted programs' elision once."""
+    rng = random.Random(seed)
+    accepted = []
+    rejected = 0
+    for i in range(count):
+        p = generate(rng, f"f{seed}_{i}")
+        path = folder / f"{p.name}.c"
+        source = HEAD + p.source
+        path.write_text(source)
+        try:
+            program = load_program(path)
+        except RevecError as err:
+            assert err.loc is not None, (p.source, err.format())
+            located_check(path, err, p.source, capsys)
+            rejected += 1
+            continue
+        accepted.append((p, program))
+    print(f"sweep {seed}: {len(accepted)} accepted, {rejected} rejected")
+    if not accepted:
+        return
+    runs = [(p.name, p.args, p.counted) for p, _ in accepted]
+    source = HEAD + "".join(p.source + p.twin for p, _ in accepted)
+    expected = elision(source, runs, folder)
+    for k, ((p, program), (value, calls)) in enumerate(zip(accepted, expected, strict=True)):
+        backend = ("c", "numba")[(seed + k) % 2]
+        variant, b, r = VARIANTS[(seed + k) % 3]
+        seq = run_loaded(program, p.name, p.args, variant="seq")
+        assert int(seq.result) == value, (p.source, p.args, "seq", seq.result, value)
+        res = run_loaded(program, p.name, p.args, variant=variant, block_size=b,
+                         reexp_threshold=r, backend=backend)
+        where_ = (p.source, p.args, backend, variant)
+        assert int(res.result) == value, (*where_, res.result, value)
+        assert res.stats.tasks == calls, (*where_, res.stats.tasks, calls)
+
+
+def located_check(path: Path, err: RevecError, source: str,
+                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``revec check`` on a rejected program: exit 2, the error at its position with
+    the source line and a caret, no traceback."""
+    assert err.loc is not None
+    capsys.readouterr()
+    code = main(["check", str(path)])
+    stderr = capsys.readouterr().err
+    assert code == 2, (source, stderr)
+    assert stderr.startswith(f"{path}:{err.loc.line}:{err.loc.col}: error: "), (source, stderr)
+    assert stderr.splitlines()[2].index("^") == 4 + err.loc.col - 1, stderr
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("group", range(SWEEP_GROUPS))
+def test_generated_shapes_check_then_run(tmp_path, capsys, group):
+    sweep(tmp_path, group, PER_GROUP, capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", range(SWEEP_GROUPS, SWEEP_GROUPS + 40))
+def test_generated_shapes_check_then_run_long(tmp_path, capsys, group):
+    sweep(tmp_path, group, PER_GROUP, capsys)
