@@ -37,6 +37,7 @@ from revec import ir
 from revec.errors import RevecError, SourceLoc
 from revec.ir import Ty
 from revec.transforms.blocking import assigned_names
+from revec.transforms.forward_results import forward_results
 
 SUPPORTED = (
     "supported results: a sum of the task's own calls with constant or parameter "
@@ -64,7 +65,7 @@ def convert_returns(program: ir.Program) -> ir.Program:
             tasks[name] = t
             continue
         rname = ir.fresh_name(f"{name}_result", set(reducers) | set(program.helpers))
-        new, op = _Converter(t, rname).convert()
+        new, op = _Converter(forward_results(t), rname, program.reducers).convert()
         reducers[rname] = ir.ReducerDecl(rname, t.result_ty.dtype, op, t.loc, hidden=True)
         tasks[name] = new
     return dataclasses.replace(program, tasks=tasks, reducers=reducers)
@@ -197,9 +198,15 @@ class _Child:
 
 
 class _Converter:
-    def __init__(self, t: ir.TaskDef, rname: str) -> None:
+    def __init__(self, t: ir.TaskDef, rname: str,
+                 reducers: dict[str, ir.ReducerDecl] | None = None) -> None:
         assert t.result_ty is not None
         self.t = t
+        self.reducers = reducers or {}
+        # bounds raised (lowered) with the returned max (min) local: raised with every
+        # candidate of the max instead (ids of those statements; (bound, its type))
+        self.raise_ids: set[int] = set()
+        self.raises: list[tuple[str, Ty]] = []
         self.R: Ty = t.result_ty
         self.rname = rname
         self.assigned = assigned_names((*t.prologue, *t.base, *t.inductive))
@@ -325,6 +332,45 @@ class _Converter:
         elif "min" in found:
             self.mode = _Mode.MIN
 
+    def find_raises(self) -> None:
+        """``if (best > G) G = best; return best;`` (Cilk-5's knapsack): the bound G
+        raised (lowered) with the max (min) the task returns.  Every candidate of that
+        max reaches ``best`` here or in an ancestor, so G is raised with each candidate
+        where it is found instead (G only ever holds values the program as written gives
+        it, earlier)."""
+        want = {_Mode.MAX: "max", _Mode.MIN: "min"}.get(self.mode)
+        ind = self.t.inductive
+        for s in self._all_stmts((*self.t.base, *ind)):
+            if not (isinstance(s, ir.Reduce) and self.has_child(s.value)):
+                continue
+            decl = self.reducers.get(s.reducer)
+            if decl is None or not decl.bound or decl.op != want:
+                continue  # the use of a result the analysis rejects
+            how = "raises" if decl.op == "max" else "lowers"
+            inner = self.strip_casts(s.value)
+            last = ind[-1] if ind else None
+            returned = (self.strip_casts(last.values[0]) if isinstance(last, ir.Return)
+                        and last.values else None)
+            if not (isinstance(inner, ir.Var) and isinstance(returned, ir.Var)
+                    and inner.name == returned.name):
+                raise self.error(f"this {how} the bound '{decl.name}' with a value computed "
+                                 "from the task's results; revec accepts only the local the "
+                                 f"task returns, as in 'if (best > {decl.name}) "
+                                 f"{decl.name} = best; return best;'", s.loc)
+            if not any(x is s for x in ind) or any(
+                    isinstance(x, ir.Return) and x is not last and x.values
+                    and self.has_child(x.values[0]) for x in self._all_stmts(ind)):
+                raise self.error(f"this {how} the bound '{decl.name}' with '{inner.name}' "
+                                 "on some paths only; revec accepts it as a statement of the "
+                                 "inductive case (not under an if or in a loop) before its one "
+                                 f"'return {inner.name};'", s.loc)
+            if not np.can_cast(self.R.dtype, decl.dtype, "safe"):
+                raise self.error(f"the bound '{decl.name}' ({decl.dtype}) is {how[:-1]}d "
+                                 f"with the task's {self.R} result, which it cannot hold "
+                                 "exactly", s.loc)
+            self.raise_ids.add(id(s))
+            self.raises.append((decl.name, Ty(decl.dtype)))
+
     # ------------------------------------------------------------------ sums
     def linear(self, e: ir.Expr) -> tuple[list[_Child], list[tuple[ir.Expr, Factors]]]:
         """``e`` as sum(children * weights) + sum(local terms * weights)."""
@@ -438,6 +484,8 @@ class _Converter:
                 case ir.Return(values=(e,)):
                     self.check_return(e, live)
                     return live, True
+                case ir.Reduce() if id(s) in self.raise_ids:
+                    pass
                 case ir.If(cond=c, then=a, orelse=b):
                     self.no_child(c, "in a condition")
                     la, ra = self.analyse(a, live)
@@ -476,6 +524,7 @@ class _Converter:
                              f"with '{v} += ...' or use a new local", e.loc)
         if self.mode == _Mode.SUM:
             children, _ = self.linear(e)
+            self.once(children)
             for c in children:
                 if isinstance(c.expr, ir.Var) and c.factors:
                     raise self.error(f"'{v}' is scaled here after it holds results of calls; "
@@ -489,9 +538,20 @@ class _Converter:
             if term is not None:
                 self.leaves(term)
 
+    def once(self, children: list[_Child]) -> None:
+        """A local holding results is a term of a sum once (``x + y + x`` would need the
+        weights of its terms added)."""
+        names = [c.expr for c in children if isinstance(c.expr, ir.Var)]
+        for i, x in enumerate(names):
+            if any(isinstance(y, ir.Var) and y.name == x.name for y in names[:i]):
+                raise self.error(f"'{x.name}' holds results of the task's calls and is a "
+                                 "term of this sum more than once; write the weight "
+                                 f"(2 * {x.name}) ({SUPPORTED})", x.loc)
+
     def check_return(self, e: ir.Expr, live: frozenset[str]) -> None:
         if self.mode == _Mode.SUM:
             children, _ = self.linear(e)
+            self.once(children)
             seen = {c.expr.name: c for c in children if isinstance(c.expr, ir.Var)}
             for v in live:
                 if v not in seen:
@@ -534,6 +594,7 @@ class _Converter:
                 raise self.error(f"'{t.name}' returns a value, but its {section} case can end "
                                  "without 'return'", where)
         self.decide_mode()
+        self.find_raises()
         self.analyse(t.base, frozenset())
         self.analyse(t.inductive, frozenset())
         names = {p.name for p in t.params} | set(t.locals)
@@ -547,6 +608,10 @@ class _Converter:
             if need:
                 self.field = ir.Param(ir.fresh_name(f"{t.name}_path", names), self.R, t.loc,
                                       default=0, has_default=True, hidden=True)
+        if self.raises and self.field is not None:
+            raise self.error(f"the bound '{self.raises[0][0]}' is raised with a result that "
+                             "the task returns with a local term added; raise it with the "
+                             "value the task returns", t.loc)
         hoisted: dict[str, ir.Assign] = {}
         if self.mode == _Mode.SUM:
             self.zero = {v for v in self.rlocals if self.always_zero(v)}
@@ -590,7 +655,8 @@ class _Converter:
         return out
 
     def always_zero(self, v: str) -> bool:
-        for s in self._all_stmts((*self.t.base, *self.t.inductive)):
+        # (the prologue's value too: ``long x = 1;`` before the is-base test)
+        for s in self._all_stmts((*self.t.prologue, *self.t.base, *self.t.inductive)):
             if isinstance(s, ir.Assign) and s.target == v:
                 children, locs = self.linear(s.value)
                 if any(not _is_const(x, 0) for x, _ in locs):
@@ -629,6 +695,8 @@ class _Converter:
             match s:
                 case ir.Return(values=(e,)):
                     out += self.rewrite_return(e, s.loc)
+                case ir.Reduce() if id(s) in self.raise_ids:
+                    pass
                 case ir.Assign(target=v, value=e) if v in getattr(self, "hoisted", {}) and (
                         self.hoisted[v] is s):
                     W = self.weights[v][0]
@@ -663,7 +731,7 @@ class _Converter:
             for o in offsets if term is not None else []:
                 off = _add(off, o, R)
             if term is None:
-                out.append(ir.Reduce(loc, self.rname, _add(w, e, R)))
+                out += self.candidate(loc, _add(w, e, R))
             else:
                 out += self.emit_leaves(self.leaves(term), off, skip=set(self.rlocals))
         out.append(ir.Return(loc))
@@ -678,8 +746,14 @@ class _Converter:
             elif isinstance(x, ir.Var) and x.name in skip:
                 continue
             else:
-                out.append(ir.Reduce(x.loc, self.rname, _add(off, x, self.R)))
+                out += self.candidate(x.loc, _add(off, x, self.R))
         return out
+
+    def candidate(self, loc: SourceLoc, value: ir.Expr) -> list[ir.Stmt]:
+        """A candidate of the max/min into the result's reducer, and into every bound
+        the task raises (lowers) with its result."""
+        return [ir.Reduce(loc, self.rname, value),
+                *(ir.Reduce(loc, b, _conv(value, ty)) for b, ty in self.raises)]
 
     def rewrite_assign(self, v: str, e: ir.Expr, s: ir.Assign) -> list[ir.Stmt]:
         R, loc = self.R, s.loc
