@@ -17,12 +17,13 @@ the compiled task, the result), so it sits above the API in revec's layers
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ THREADS_PER_CHUNK = 256  # frontier threads per chunk the expansion aims for
 CONNECT_TIMEOUT = 20.0
 WORKER_TIMEOUT = 60.0
 POLL = 0.5  # seconds between looks at the cluster while no chunk finishes
+FETCH = 2.0  # seconds a finished chunk's result may take to arrive (doubled on retry)
 
 
 def _program_path(path: str, source: str) -> str:
@@ -160,6 +162,37 @@ def ignore_sigint_plugin() -> Any:
     return IgnoreSigint()
 
 
+@contextlib.contextmanager
+def _quiet_distributed() -> Iterator[None]:
+    """distributed's log lines (its warnings and tracebacks: a key it could not gather,
+    a connection closed) off while a run goes on: the run says what matters itself (a
+    lost worker, a wait, a chunk's error), once."""
+    handlers = [h for h in logging.getLogger("distributed").handlers
+                if isinstance(h, logging.StreamHandler)]
+    levels = [h.level for h in handlers]
+    for h in handlers:
+        h.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for h, level in zip(handlers, levels):
+            h.setLevel(level)
+
+
+def _is_not_allexit(record: logging.LogRecord) -> bool:
+    exc = record.exc_info[1] if record.exc_info else None
+    return type(exc).__name__ != "AllExit"
+
+
+def _drop_allexit() -> None:
+    """distributed's client ends a fetch of a lost chunk with an internal AllExit that no
+    one retrieves; asyncio would print it, with a traceback, when the task is freed
+    (possibly after the run).  Those records are dropped (installed once)."""
+    log = logging.getLogger("asyncio")
+    if _is_not_allexit not in log.filters:
+        log.addFilter(_is_not_allexit)
+
+
 class _Notes:
     """What the head says on standard error: the progress line (rewritten in place)
     and one line for each event (a wait, a lost worker) on its own line."""
@@ -169,8 +202,8 @@ class _Notes:
 
     def line(self, text: str) -> None:
         if self.progress:
+            self.open = True  # first: an interrupt in print still ends the line
             print(f"\rrevec: {text}", end="", file=sys.stderr, flush=True)
-            self.open = True
 
     def note(self, text: str) -> None:
         self.end()
@@ -239,6 +272,7 @@ def _gather(client: Any, futures: list[Any], where: str, timeout: float, progres
     results: list[Any] = [None] * total
     notes = _Notes(progress)
     lost: deque[tuple[str, set[Any]]] = deque()
+    fetch: dict[Any, float] = {}  # a chunk's fetch timeout after it ran out
 
     def on_event(event: Any) -> None:  # on the client's event loop thread
         msg = event[1] if isinstance(event, tuple | list) and len(event) == 2 else None
@@ -256,13 +290,24 @@ def _gather(client: Any, futures: list[Any], where: str, timeout: float, progres
                                 return_when="FIRST_COMPLETED").done
             except TimeoutError:
                 finished = set()
+            if finished and not client.nthreads():
+                finished = set()  # their results were on workers that are gone
+            progressed = False
             for fut in finished:
                 i = index[fut.key]
                 try:
-                    results[i] = fut.result()
+                    # a chunk whose worker left between finishing and this fetch waits
+                    # for Dask to run it again, forever if no worker is left: fetched
+                    # with a timeout (doubled each time it runs out: a large result may
+                    # take a while); when it runs out, the cluster is looked at
+                    results[i] = fut.result(timeout=fetch.get(fut.key, FETCH))
                 except KilledWorker as err:
                     raise RevecError(f"Dask gave up on chunk {i}: every worker that ran it "
                                      f"died ({err})") from None
+                except TimeoutError:  # the others may be lost too: look first
+                    fetch[fut.key] = 2 * fetch.get(fut.key, FETCH)
+                    break
+                progressed = True
                 del pending[fut.key]
                 done = total - len(pending)
                 notes.line(f"{done}/{total} chunks done")
@@ -275,7 +320,7 @@ def _gather(client: Any, futures: list[Any], where: str, timeout: float, progres
                     notes.note(f"Dask worker {worker} left with {n} chunk"
                                f"{'s' if n > 1 else ''} not done; Dask runs "
                                f"{'them' if n > 1 else 'it'} again")
-            if finished or not pending:
+            if progressed or not pending:
                 empty_since = None
                 continue
             if client.nthreads():
@@ -368,7 +413,8 @@ def run_dask(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] = ()
     reducers = list(program.reducers.values())
     own: list[Any] = []
     t0 = time.perf_counter()
-    with outs:
+    _drop_allexit()
+    with outs, _quiet_distributed():
         try:
             if client is None:
                 if scheduler is not None:
