@@ -1,6 +1,6 @@
 """Dask runs and worker counts under the conditions a user meets: a scheduler with no
 workers, a cluster that loses its last worker, an unreachable scheduler, far more
-workers than cores, and `revec bench`'s progress lines (issue 36, items 3, 4, 11, 14).
+workers than cores, and `revec bench`'s progress lines.
 
 The Dask tests run a real scheduler on a free localhost port (a ``LocalCluster`` in
 this process, with no worker or one), and time each wait from the moment revec says it
