@@ -350,3 +350,28 @@ def test_bench_inner_bar_counts_to_its_total(monkeypatch: pytest.MonkeyPatch,
     assert [b.desc for b in bars] == ["revec bench (quick)", "fib"]
     for b in bars:
         assert b.final == (b.first_total, b.first_total), (b.desc, b.final)
+
+
+def test_many_dask_chunks_are_summarised(warm: None, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A Dask run's per-chunk rows (4 chunks per cluster core: hundreds on a large
+    cluster) are summarised the same way beyond a handful."""
+    import revec.cluster
+
+    rows = [{"chunk": i, "frames": 256 + (i % 2), "tasks": 10 * i, "seconds": 0.5 * i}
+            for i in range(12)]
+
+    def fake_run_dask(path: str, task: str, args: tuple[Any, ...], **kw: Any) -> Any:
+        result = run_program(path, task, args, backend="c", workers=1)
+        result.stats.workers, result.stats.per_worker = 3, rows
+        return result
+
+    monkeypatch.setattr(revec.cluster, "run_dask", fake_run_dask)
+    assert main(["run", FIB, "fib", "10", "--dask-local", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"count = {fib_leaves(10)}" in out
+    assert "  chunk" not in out
+    # median of 0, 10, ..., 110: 55; of 0, 0.5, ..., 5.5: 2.75
+    assert ("workers 3, 12 chunks (per chunk; --json lists every chunk): frames min 256  "
+            "median 256.5  max 257; tasks min 0  median 55  max 110; seconds min 0.0000  "
+            "median 2.7500  max 5.5000\n") in out
