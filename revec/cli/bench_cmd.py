@@ -175,8 +175,11 @@ def _run_workers(args: argparse.Namespace, names: list[str]) -> int:
     from revec.bench.records import suite_dir
     from revec.bench.workers_table import run_workers_table
     from revec.runtime.memory import default_budget, parse_size
+    from revec.runtime.workers import check_workers
 
     workers = _int_list(args.workers, "--workers")
+    for n in workers:
+        check_workers(n, "--workers")
     size = args.size or "default"
     budget = default_budget() if args.max_memory is None else parse_size(args.max_memory)
     out_dir = None if args.no_report else suite_dir(Path(args.out), size)

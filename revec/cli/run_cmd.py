@@ -11,9 +11,11 @@ from revec import ir
 from revec.api import COMPACTIONS, VARIANTS, output_summary, resolve_backend, run_program
 from revec.backends import registry
 from revec.cli.common import announce_slow, output_file, print_json, warn
+from revec.cluster import CONNECT_TIMEOUT, WORKER_TIMEOUT
 from revec.errors import RevecError
 from revec.files import write_atomic
 from revec.runtime.memory import parse_size
+from revec.runtime.workers import PER_WORKER_LINES, check_workers, default_workers, summarise
 from revec.transforms.schedule import UNBOUNDED
 
 # the numeric options and the least value each takes; they are read after parsing, so
@@ -37,6 +39,45 @@ def read_counts(args: argparse.Namespace) -> None:
         if value < least:
             raise RevecError(f"{option} must be at least {least}, got {value}")
         setattr(args, name, value)
+
+
+# the Dask timeouts (seconds) and their defaults (docs/backends.md, "Workers")
+SECONDS = {"connect_timeout": CONNECT_TIMEOUT, "worker_timeout": WORKER_TIMEOUT}
+
+
+def read_seconds(args: argparse.Namespace) -> None:
+    """The timeout options as positive floats (their defaults when not given)."""
+    for name, default in SECONDS.items():
+        text = getattr(args, name)
+        option = "--" + name.replace("_", "-")
+        if text is None:
+            setattr(args, name, default)
+            continue
+        if args.scheduler is None and args.dask_local is None:
+            raise RevecError(f"{option} applies to Dask runs: add --scheduler ADDRESS or "
+                             "--dask-local N")
+        try:
+            value = float(text)
+        except ValueError:
+            raise RevecError(f"{option} must be a number of seconds, got {text!r}") from None
+        if not value > 0 or value == float("inf"):
+            raise RevecError(f"{option} must be a positive number of seconds, got {text}")
+        setattr(args, name, value)
+
+
+def check_worker_counts(args: argparse.Namespace) -> None:
+    """At most :func:`max_workers` workers (or local Dask processes); a warning above the
+    cores this process may use (a remote cluster's cores are not this machine's)."""
+    cores = default_workers()
+    for option, n, what in (("--workers", args.workers, "workers"),
+                            ("--dask-local", args.dask_local, "Dask worker processes")):
+        if n is None:
+            continue
+        check_workers(n, option)
+        if n > cores and (option != "--workers" or args.scheduler is None):
+            warn(f"{option} {n}: more {what} than the {cores} cores this process may use "
+                 f"(os.sched_getaffinity); the extra {what} share cores and make the run "
+                 "no faster")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -76,6 +117,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                            "breadth-first frontier is cut into chunks, one Dask task each")
     dask.add_argument("--dask-local", default=None, metavar="N",
                       help="run on a local Dask cluster of N worker processes")
+    p.add_argument("--connect-timeout", default=None, metavar="SECONDS",
+                   help="Dask: give up connecting to --scheduler after SECONDS "
+                        f"(default {CONNECT_TIMEOUT:g})")
+    p.add_argument("--worker-timeout", default=None, metavar="SECONDS",
+                   help="Dask: give up when the cluster has had no worker for SECONDS, at "
+                        f"the start or after its last worker left (default "
+                        f"{WORKER_TIMEOUT:g}); the wait is said on standard error")
     p.add_argument("--output", action="append", default=[], metavar="NAME=FILE",
                    help="an output array parameter NAME (Python Output[...], a C pointer "
                    "the tasks write through) is written to FILE after the run (atomically; "
@@ -93,6 +141,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     read_counts(args)
+    read_seconds(args)
+    check_worker_counts(args)
     if args.variant == "seq" and args.backend is not None:
         raise RevecError(f"--variant seq runs the plain recursive Python program, not "
                          f"compiled code: it takes no --backend (got --backend "
@@ -118,7 +168,9 @@ def run(args: argparse.Namespace) -> int:
                           reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
                           max_memory=max_memory, workers=args.workers,
                           scheduler=args.scheduler, local=args.dask_local,
-                          progress=not args.json, inputs=inputs)
+                          progress=not args.json, inputs=inputs,
+                          connect_timeout=args.connect_timeout,
+                          worker_timeout=args.worker_timeout)
     else:
         result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
                              backend=args.backend or "auto", block_size=args.block_size,
@@ -165,7 +217,16 @@ def run(args: argparse.Namespace) -> int:
     if s.pruned is not None:
         print(f"pruned tasks {s.pruned} (a pruning condition held; the bound read at "
               "block start)")
-    if s.per_worker:
+    if len(s.per_worker) > PER_WORKER_LINES:
+        # many workers (or chunks): one summary line, not a line each
+        chunks = "chunk" in s.per_worker[0]
+        keys = ("frames", "tasks", "seconds") if chunks else ("tasks", "steals",
+                                                              "idle_seconds")
+        each = "chunk" if chunks else "worker"
+        print(f"workers {s.workers}" + (f", {len(s.per_worker)} chunks" if chunks else "")
+              + f" (per {each}; --json lists every {each}): "
+              + summarise(s.per_worker, keys))
+    elif s.per_worker:
         print(f"workers {s.workers}:")
         for i, w in enumerate(s.per_worker):
             if "chunk" in w:
