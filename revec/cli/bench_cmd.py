@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="timed runs per measured configuration (medians are reported; "
                         "suite default 5; --workers default 9)")
     p.add_argument("--max-memory", default=None, metavar="BYTES",
-                   help="memory budget of a run's thread frames, e.g. 8G (default: half of "
+                   help="memory budget of a run (thread frames, record stacks, per-level statistics and per-worker state), e.g. 8G (default: half of "
                         "the machine's memory); runs over it are recorded as stopped")
     p.add_argument("--block-sizes", default=None, metavar="LIST",
                    help="suite: block sizes to sweep on both back ends, e.g. 16,256,4096 "

@@ -102,7 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--reexp-threshold", default=None, metavar="R")
     p.add_argument("--simd-width", default=None, metavar="P")
     p.add_argument("--max-memory", default=None, metavar="SIZE",
-                   help="memory budget for thread frames, e.g. 8G or 512M (default: half of "
+                   help="memory budget for everything the run grows (thread frames, record stacks, per-level statistics, per-worker state), e.g. 8G or 512M (default: half of "
                         "the machine's memory; 0: no limit); a run over it stops with a "
                         "message")
     p.add_argument("--compaction", choices=COMPACTIONS, default=None,
