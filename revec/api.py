@@ -22,6 +22,7 @@ from revec.errors import RevecError
 from revec.frontend import arg_value, load_program
 from revec.frontend.inputs import bind_inputs
 from revec.frontend.outputs import start_outputs
+from revec.frontend.python.roots import root_typed
 from revec.runtime.memory import check_budget, default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
@@ -256,6 +257,9 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                check_outputs: bool = False) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    # a Python task's unannotated parameters: the root call's types, narrowed by the
+    # value-range analysis for compiled runs (the plain Python run keeps the root's)
+    program = root_typed(program, task, args, narrow=variant != "seq")
     program, args, user_args = bind_inputs(program, task, args, inputs)
     rargs = root_args(program, task, args)
     checked = None
@@ -327,6 +331,10 @@ def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]
     """The plain reference run's arguments: the converted scalars, and each array
     argument as the bound NumPy array of its declared element type (a ``list[int]``'s
     elements are int64 in every run, as the compiled ones compute)."""
+    wide = program.root_types.get(t.name, {})
+    if wide:  # narrowed parameters: plain Python computes in the root call's types
+        rargs = tuple(np.dtype(wide[p.name]).type(a.item()) if p.name in wide else a
+                      for p, a in zip(t.user_params, rargs)) + rargs[len(t.user_params):]
     if not (t.arrays or t.private):
         return rargs[:len(t.user_params)]
     scalars = iter(rargs[:len(t.user_params)])

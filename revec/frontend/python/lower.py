@@ -9,7 +9,7 @@ Local variable types are found by the builder's fixpoint.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import libcst as cst
 import numpy as np
@@ -21,6 +21,8 @@ from revec.frontend.python.expressions import bound_update
 from revec.frontend.python.lists import PrivateLists
 from revec.frontend.python.signature import (
     ArrayArg,
+    RootArray,
+    TypeSpec,
     array_annotation,
     check_default,
     indexed_dimensions,
@@ -31,6 +33,8 @@ from revec.frontend.python.signature import (
     param_ty,
     self_calls,
     strong,
+    used_as_array,
+    value_spec,
 )
 from revec.frontend.python.syntax import (
     AUG_OPS,
@@ -80,6 +84,20 @@ class PyFunction(PrivateLists):
                     continue
                 out.append(ir.Param(pname, strong(arg), self.loc(prm)))
                 continue
+            if prm.annotation is None and self.kind == "task":
+                spec = self.untyped_spec(pname, defaults)
+                self.ctx.untyped.setdefault(self.name, {})[pname] = spec
+                if isinstance(spec, RootArray):
+                    if taken is None:
+                        taken = names_in(self.fdef)
+                    self.array_input(pname, i, spec.dtype, spec.ndim, prm, prm, taken)
+                    continue
+                root_ty = Ty(spec)
+                if pname in defaults and prm.default is not None:
+                    check_default(pname, root_ty, defaults[pname], self.loc(prm.default))
+                out.append(ir.Param(pname, root_ty, self.loc(prm), defaults.get(pname),
+                                    pname in defaults))
+                continue
             if prm.annotation is None:
                 self.error(f"parameter '{pname}' has no type annotation; annotate it with a "
                            "numpy scalar type such as np.int32 (or int/float/bool), or an "
@@ -97,16 +115,7 @@ class PyFunction(PrivateLists):
                 dtype, ndim = array
                 if taken is None:
                     taken = names_in(self.fdef)
-                calls = self_calls(self.fdef, self.name) if self.kind == "task" else []
-                if any(len(c) > i and not is_view(c[i], pname) for c in calls):
-                    if ndim not in (None, 1):
-                        self.error(f"'{pname}' is a list the task builds anew for its "
-                                   "children; such task-private lists have one dimension",
-                                   ann)
-                    self.private_list_param(pname, i, Ty(dtype), prm, taken, calls)
-                    continue
-                self.array_param(pname, i, dtype, ndim or indexed_dimensions(self.fdef, pname),
-                                 prm, with_end=True, taken=taken)
+                self.array_input(pname, i, dtype, ndim, prm, ann, taken)
                 continue
             ty = param_ty(self.annotation(ann))
             if ty is None:
@@ -124,6 +133,37 @@ class PyFunction(PrivateLists):
             out.append(ir.Param(pname, ty, self.loc(prm), defaults.get(pname),
                                 pname in defaults))
         return tuple(out + self.array_fields() + self.private_fields())
+
+    def array_input(self, pname: str, i: int, dtype: np.dtype[Any], ndim: int | None,
+                    prm: cst.Param, where: cst.CSTNode, taken: set[str]) -> None:
+        """An array parameter (annotated, or typed from the root call's value): a
+        read-only input, or a task-private list when a spawn passes a new list."""
+        calls = self_calls(self.fdef, self.name) if self.kind == "task" else []
+        if any(len(c) > i and not is_view(c[i], pname) for c in calls):
+            if ndim not in (None, 1):
+                self.error(f"'{pname}' is a list the task builds anew for its "
+                           "children; such task-private lists have one dimension", where)
+            self.private_list_param(pname, i, Ty(dtype), prm, taken, calls)
+            return
+        self.array_param(pname, i, dtype, ndim or indexed_dimensions(self.fdef, pname),
+                         prm, with_end=True, taken=taken)
+
+    def untyped_spec(self, pname: str, defaults: dict[str, Any]) -> TypeSpec:
+        """The type of an unannotated task parameter: the root call's
+        (``ctx.types``, set when the program is checked for a root call), else what
+        its default value is, else what the body makes of it (indexed or measured with
+        len(): a list of int64; otherwise an int64 scalar): the types ``revec check``
+        checks with."""
+        given = self.ctx.types.get((self.name, pname))
+        if given is not None:
+            return given
+        if pname in defaults:
+            spec = value_spec(defaults[pname])
+            if spec is not None:
+                return spec
+        if used_as_array(self.fdef, pname):
+            return RootArray(np.dtype(np.int64), indexed_dimensions(self.fdef, pname))
+        return np.dtype(np.int64)
 
     def private_list_param(self, pname: str, position: int, ty: Ty, prm: cst.Param,
                            taken: set[str], calls: list[list[cst.BaseExpression]]) -> None:
@@ -149,6 +189,9 @@ class PyFunction(PrivateLists):
         base = ann.value if isinstance(ann, cst.Subscript) else None
         kind = base.value if isinstance(base, cst.Name) else (
             base.attr.value if isinstance(base, cst.Attribute) else "list")
+        spec = self.ctx.untyped.get(self.name, {}).get(pname) if ann is None else None
+        if isinstance(spec, RootArray):
+            kind = spec.sequence
         av = self.private_param(pname, position, ty, capacity, bound, prm, with_length=True,
                                 fresh=fresh,
                                 sequence="tuple" if kind in ("tuple", "Tuple") else "list")
@@ -218,6 +261,11 @@ class PyFunction(PrivateLists):
                                f"scalar type (np.int64, np.float64, int, float, ...), not "
                                f"'{self.text(ann)}'", ann)
                 self.result_ty, self.result_annotated = ty, True
+        pinned = self.ctx.types.get((self.name, ""))
+        if pinned is not None and not self.result_annotated:
+            # checked again with narrowed parameters: the result keeps the type the
+            # root call's types gave it
+            self.result_ty, self.result_annotated = Ty(np.dtype(pinned)), True
         body = body_statements(self.fdef)
         self.returns_value = self.result_annotated or returns_a_value(self.fdef.body)
         for node in body:
