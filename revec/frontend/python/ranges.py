@@ -17,6 +17,7 @@ semantics, and :attr:`Ranges.nodes` says which nodes compute their exact values.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -478,9 +479,16 @@ def _widen(old: Interval, new: Interval, marks: list[float]) -> Interval:
     return (lo, hi)
 
 
-def analyse(program: ir.Program, task: str, roots: dict[str, Interval]) -> Ranges:
+def analyse(program: ir.Program, task: str, roots: dict[str, Interval],
+            arrays: dict[str, np.ndarray] | None = None) -> Ranges:
     """The intervals of ``task``'s parameters over every task of a run whose root has
-    the values ``roots`` (parameter -> interval; a missing one: its type's range)."""
+    the values ``roots`` (parameter -> interval; a missing one: its type's range) and
+    the read-only input arrays ``arrays`` (by program array name; a missing one: its
+    elements' type's range)."""
+    if arrays:
+        program = dataclasses.replace(program, arrays={**program.arrays, **arrays},
+                                      inputs={k: v for k, v in program.inputs.items()
+                                              if k not in arrays})
     t = program.tasks[task]
     names = [p.name for p in t.params]
     start = {p.name: roots.get(p.name, type_range(p.ty)) for p in t.params}

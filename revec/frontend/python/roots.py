@@ -135,8 +135,15 @@ def _root_intervals(t: ir.TaskDef, names: list[str], args: tuple[Any, ...] | lis
             else:
                 continue
         out[p.name] = (v, v)
-    for ap in t.arrays:  # a view starts at 0
+    for ap in t.arrays:  # a view starts at 0 and ends at the array's length
         out[ap.offset] = (0, 0)
+        value = given.get(ap.name)
+        if ap.end is not None and value is not None and not isinstance(value, str):
+            try:
+                length = len(value)
+            except TypeError:
+                continue
+            out[ap.end] = (length, length)
     return out
 
 
@@ -145,8 +152,11 @@ def _narrowed(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
     t = ref.tasks[task]
     names = _positions(t)
     roots = _root_intervals(t, names, args)
-    ranges = analyse(ref, task, roots)
-    narrow: dict[str, TypeSpec] = {}
+    arrays = _input_arrays(t, names, args)
+    ranges = analyse(ref, task, roots, arrays)
+    # each unannotated int64 parameter: the integer types from the narrowest holding
+    # its interval up to int32
+    options: dict[str, list[np.dtype[Any]]] = {}
     for name, spec in specs.items():
         if isinstance(spec, RootArray) or spec != np.dtype(np.int64):
             continue
@@ -155,9 +165,51 @@ def _narrowed(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
             continue
         small = smallest_int(got)
         if small is not None and small.itemsize < 8:
-            narrow[name] = small
-    if not narrow:
+            options[name] = [np.dtype(x) for x in (np.int8, np.int16, np.int32)
+                             if np.dtype(x).itemsize >= small.itemsize]
+    if not options:
         return ref
+    # all at their narrowest; else one parameter at a time, each at the narrowest type
+    # that keeps every value (1 << n needs n wider than n's own range: nqueens)
+    best = _attempt(ref, task, specs, {k: v[0] for k, v in options.items()}, roots,
+                    arrays, ranges)
+    if best is not None:
+        return best
+    chosen: dict[str, np.dtype[Any]] = {}
+    found = ref
+    for name in sorted(options, key=lambda k: options[k][0].itemsize):
+        for ty in options[name]:
+            got_p = _attempt(ref, task, specs, {**chosen, name: ty}, roots, arrays, ranges)
+            if got_p is not None:
+                chosen[name], found = ty, got_p
+                break
+    return found
+
+
+def _input_arrays(t: ir.TaskDef, names: list[str], args: tuple[Any, ...] | list[Any]
+                  ) -> dict[str, np.ndarray]:
+    """The root call's read-only arrays (their elements bound what tasks read)."""
+    given = dict(zip(names, args))
+    out: dict[str, np.ndarray] = {}
+    for ap in t.arrays:
+        value = given.get(ap.name)
+        if value is None or ap.fields or ap.output or isinstance(value, str):
+            continue
+        try:
+            arr = np.asarray(value)
+        except ValueError:
+            continue
+        if arr.dtype.kind in "iub" and arr.size:
+            out[ap.array] = arr
+    return out
+
+
+def _attempt(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
+             narrow: dict[str, np.dtype[Any]], roots: dict[str, Interval],
+             arrays: dict[str, np.ndarray], ranges: Ranges) -> ir.Program | None:
+    """``ref`` checked again with the parameters ``narrow`` narrowed, if every value it
+    computes is ``ref``'s; else None."""
+    t = ref.tasks[task]
     key = (id(ref), task, "narrow", tuple(sorted((k, str(v)) for k, v in narrow.items())))
     hit = _CACHE.get(key)
     if hit is not None and hit[1] is ref:
@@ -169,9 +221,9 @@ def _narrowed(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
     try:
         new = ref.specialize(None, given)
     except RevecError:
-        return ref  # the narrow types do not type-check: the root call's types stay
-    if not same_values(ref, new, task, ranges, analyse(new, task, roots)):
-        return ref
+        return None  # the narrow types do not type-check
+    if not same_values(ref, new, task, ranges, analyse(new, task, roots, arrays)):
+        return None
     new.root_types = {**ref.root_types, task: {k: specs[k] for k in narrow}}
     _remember(key, new, ref)
     return new

@@ -115,6 +115,8 @@ def value_spec(value: Any) -> TypeSpec | None:
         return np.dtype(np.float64)
     if isinstance(value, np.generic):
         return value.dtype if value.dtype in SUPPORTED_DTYPES else None
+    if not isinstance(value, list | tuple | np.ndarray) and hasattr(value, "__array__"):
+        value = np.asarray(value)  # an array-like (NumPy's protocol)
     if isinstance(value, list | tuple | np.ndarray):
         try:
             arr = np.asarray(value)
