@@ -331,12 +331,15 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                simd_width: int | None = None, max_memory: int | None = None,
                compaction: str | None = None, workers: int | None = 1,
                inputs: Mapping[str, Any] | None = None,
-               check_outputs: bool = False) -> RunResult:
+               check_outputs: bool = False, narrow: bool = True) -> RunResult:
+    """:func:`run_program` on a checked program.  ``narrow=False``: a Python task's
+    unannotated parameters keep the root call's types (int64, ...), not narrowed by
+    the value-range analysis (which never changes a result; for comparisons)."""
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     # a Python task's unannotated parameters: the root call's types, narrowed by the
     # value-range analysis for compiled runs (the plain Python run keeps the root's)
-    program = root_typed(program, task, args, narrow=variant != "seq")
+    program = root_typed(program, task, args, narrow=narrow and variant != "seq")
     program, args, user_args = bind_inputs(program, task, args, inputs)
     rargs = root_args(program, task, args)
     checked = None

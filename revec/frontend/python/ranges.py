@@ -274,17 +274,21 @@ class _Body:
     def __init__(self, ev: _Eval, local_tys: dict[str, ir.Ty], free: set[str]) -> None:
         self.ev = ev
         self.free = free  # the parameters no statement assigns (conditions refine them)
+        self.dead = False  # in code that never runs (its spawns are not collected)
         self.local_tys = local_tys
         self.locals: dict[str, Interval] = {}
         self.spawns: list[tuple[Interval, ...]] = []  # every spawn's argument intervals
 
-    def run(self, parts: Sequence[tuple[Sequence[ir.Stmt], dict[str, Interval]]],
+    def run(self, parts: Sequence[tuple[Sequence[ir.Stmt], dict[str, Interval] | None]],
             conds: Sequence[tuple[ir.Expr, dict[str, Interval]]] = ()) -> None:
+        """The parts (statements, their parameters; None: a part that never runs) to a
+        fixpoint of the locals."""
+        whole = dict(parts[0][1] or {})
         for rnd in range(ROUNDS):
             before = dict(self.locals)
             self.spawns = []
             for stmts, params in parts:
-                self.block(stmts, params)
+                self.branch(stmts, params, dict(whole) if params is None else params)
             for c, params in conds:
                 self.ev.expr(c, {**self.locals, **params})
             if self.locals == before:
@@ -300,12 +304,16 @@ class _Body:
         assert got is not None
         self.locals[name] = got
 
-    def branch(self, stmts: Sequence[ir.Stmt], inside: dict[str, Interval],
+    def branch(self, stmts: Sequence[ir.Stmt], inside: dict[str, Interval] | None,
                params: dict[str, Interval]) -> None:
-        """A block where a condition holds (``inside``: the parameters there); the
-        parameters it assigns join back into ``params``."""
-        inside = dict(inside)
+        """A block where a condition holds (``inside``: the parameters there; None: the
+        condition never holds, so its spawns never happen); the parameters it assigns
+        join back into ``params``."""
+        dead = inside is None
+        inside = dict(params if inside is None else inside)
+        was, self.dead = self.dead, self.dead or dead
         self.block(stmts, inside)
+        self.dead = was
         for k in params:
             if k not in self.free:
                 got = join(params[k], inside[k])
@@ -348,7 +356,9 @@ class _Body:
                 ev.expr(c, env)
                 self.branch(body, refine(c, True, params, self.free), params)
             case ir.Spawn(args=args):
-                self.spawns.append(tuple(ev.expr(a, env) for a in args))
+                got = tuple(ev.expr(a, env) for a in args)
+                if not self.dead:
+                    self.spawns.append(got)
             case ir.Return(values=vals):
                 for v in vals:
                     ev.expr(v, env)
@@ -362,9 +372,10 @@ class _Body:
 
 # --------------------------------------------------------------------------- guards
 def refine(cond: ir.Expr, holds: bool, env: dict[str, Interval],
-           names: set[str]) -> dict[str, Interval]:
+           names: set[str]) -> dict[str, Interval] | None:
     """``env`` where ``cond`` is ``holds``: the intervals of the parameters ``names``
-    compared with something bounded are cut (``n < 2`` false: ``n >= 2``)."""
+    compared with something bounded are cut (``n < 2`` false: ``n >= 2``); None where
+    ``cond`` cannot be ``holds`` (that code never runs)."""
     match cond:
         case ir.UnaryOp(op="not", operand=o):
             return refine(o, not holds, env, names)
@@ -372,8 +383,11 @@ def refine(cond: ir.Expr, holds: bool, env: dict[str, Interval],
             return refine(o, holds, env, names)
         case ir.BoolOp(op=op, left=a, right=b):
             if (op == "and") == holds:  # both hold / both fail
-                return refine(b, holds, refine(a, holds, env, names), names)
+                first = refine(a, holds, env, names)
+                return None if first is None else refine(b, holds, first, names)
             one, two = refine(a, holds, env, names), refine(b, holds, env, names)
+            if one is None or two is None:
+                return two if one is None else one
             return {k: _join2(one.get(k), two.get(k), env[k]) for k in env}
         case ir.Compare(op=op, left=a, right=b):
             if not holds:
@@ -390,7 +404,7 @@ def refine(cond: ir.Expr, holds: bool, env: dict[str, Interval],
                     continue
                 cut = _cut(out[var], rel, bound)
                 if cut is None:
-                    return {k: v for k, v in out.items()}  # unreachable: keep it sound
+                    return None
                 out[var] = cut
             return out
     return env
@@ -490,53 +504,46 @@ def analyse(program: ir.Program, task: str, roots: dict[str, Interval],
                                       inputs={k: v for k, v in program.inputs.items()
                                               if k not in arrays})
     t = program.tasks[task]
-    names = [p.name for p in t.params]
     start = {p.name: roots.get(p.name, type_range(p.ty)) for p in t.params}
     assigned = _assigned((*t.prologue, *t.base, *t.inductive))
-    free = {n for n in names if n not in assigned}
+    free = {p.name for p in t.params if p.name not in assigned}
     marks = _thresholds(t, start)
+
+    def step(current: dict[str, Interval]) -> dict[str, Interval]:
+        """The root's values joined with every spawn's arguments."""
+        out = dict(start)
+        for args in _spawned(program, t, current, free, {}, {}):
+            for k, p in enumerate(t.params):
+                got = join(out[p.name], args[k])
+                assert got is not None
+                out[p.name] = got
+        return out
+
+    def holds(new: dict[str, Interval], current: dict[str, Interval]) -> bool:
+        return all(current[k][0] <= v[0] and v[1] <= current[k][1] for k, v in new.items())
+
     current = dict(start)
-    stable = False
     for rnd in range(ROUNDS):
-        record: dict[int, tuple[Interval, bool]] = {}
-        spawned = _spawned(program, t, current, free, record, {})
-        new = {}
-        for k, p in enumerate(t.params):
-            got = start[p.name]
-            for args in spawned:
-                got = join(got, args[k]) or got
-            new[p.name] = got
-        if new == current:
-            stable = True
+        new = step(current)
+        if holds(new, current):  # a post-fixpoint: every task's parameters are inside
             break
         if rnd >= WIDEN_AFTER:
             new = {k: _widen(current[k], v, marks) for k, v in new.items()}
         current = {k: join(current[k], v) or v for k, v in new.items()}
-    if not stable:
+    else:
         current = {p.name: type_range(p.ty) for p in t.params}
-    # narrowing: a few descending rounds from the post-fixpoint (each stays one)
+    # narrowing: a few descending rounds, each kept only while it stays a post-fixpoint
     for _ in range(4):
-        spawned = _spawned(program, t, current, free, {}, {})
-        new = {}
-        for k, p in enumerate(t.params):
-            got = start[p.name]
-            for args in spawned:
-                got = join(got, args[k]) or got
-            new[p.name] = (max(got[0], current[p.name][0]), min(got[1], current[p.name][1]))
-        if new == current:
+        new = step(current)
+        tighter = {k: (max(v[0], current[k][0]), min(v[1], current[k][1]))
+                   for k, v in new.items()}
+        if tighter == current or not holds(step(tighter), tighter):
             break
-        current = new
+        current = tighter
     # the final evaluation, recording every node (the task's and its helpers')
-    record = {}
+    record: dict[int, tuple[Interval, bool]] = {}
     calls: dict[str, dict[int, Interval]] = {}
-    spawned = _spawned(program, t, current, free, record, calls)
-    for k, p in enumerate(t.params):  # a post-fixpoint, or nothing is known
-        for args in spawned:
-            if not (current[p.name][0] <= args[k][0] and args[k][1] <= current[p.name][1]):
-                current = {q.name: type_range(q.ty) for q in t.params}
-                record, calls = {}, {}
-                _spawned(program, t, current, free, record, calls)
-                break
+    _spawned(program, t, current, free, record, calls)
     out = Ranges(current, nodes=record)
     _helpers(program, calls, out)
     return out
@@ -550,7 +557,7 @@ def _spawned(program: ir.Program, t: ir.TaskDef, params: dict[str, Interval],
     body = _Body(ev, t.locals, free)
     inductive = refine(t.is_base, False, dict(params), free)
     body.run([(t.prologue, dict(params)), (t.base, dict(params)),
-              (t.inductive, dict(inductive))], [(t.is_base, dict(params))])
+              (t.inductive, inductive)], [(t.is_base, dict(params))])
     return body.spawns
 
 

@@ -212,20 +212,24 @@ def _attempt(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
     t = ref.tasks[task]
     key = (id(ref), task, "narrow", tuple(sorted((k, str(v)) for k, v in narrow.items())))
     hit = _CACHE.get(key)
-    if hit is not None and hit[1] is ref:
-        _CACHE.move_to_end(key)
-        return hit[0]
-    given: dict[tuple[str, str], Any] = {(task, k): v for k, v in {**specs, **narrow}.items()}
-    if t.result is not None:  # the result keeps its type
-        given[(task, "")] = ref.reducers[t.result].dtype
-    try:
-        new = ref.specialize(None, given)
-    except RevecError:
-        return None  # the narrow types do not type-check
+    if hit is not None and hit[1] is ref:  # checked with these types before (one
+        _CACHE.move_to_end(key)           # program object: its build is reused)
+        new = hit[0]
+    else:
+        given: dict[tuple[str, str], Any] = {
+            (task, k): v for k, v in {**specs, **narrow}.items()}
+        if t.result is not None:  # the result keeps its type
+            given[(task, "")] = ref.reducers[t.result].dtype
+        try:
+            new = ref.specialize(None, given)
+        except RevecError:
+            return None  # the narrow types do not type-check
+        new.root_types = {**ref.root_types, task: {k: specs[k] for k in narrow}}
+        _remember(key, new, ref)
+    # whether the values stay the same depends on this root call's values: always
+    # checked
     if not same_values(ref, new, task, ranges, analyse(new, task, roots, arrays)):
         return None
-    new.root_types = {**ref.root_types, task: {k: specs[k] for k in narrow}}
-    _remember(key, new, ref)
     return new
 
 
