@@ -43,9 +43,11 @@ from revec.frontend.python.syntax import (
     body_statements,
     ends_with_return,
     forbidden,
+    literal_items,
     returns_a_value,
+    shared_return,
 )
-from revec.ir import WEAK_INT, Ty
+from revec.ir import BOOL, WEAK_INT, Ty
 from revec.lang import Task
 
 
@@ -58,6 +60,8 @@ class PyFunction(PrivateLists):
         self.result_tys: tuple[Ty, ...] | None = None
         self.result_annotated = False  # a task's result type is annotated
         self.task_returns: list[Ty] = []
+        # the index of each loop over a literal tuple
+        self.literal_index: dict[cst.CSTNode, str] = {}
 
     def start_round(self) -> None:
         self.returns = []
@@ -266,7 +270,7 @@ class PyFunction(PrivateLists):
             # checked again with narrowed parameters: the result keeps the type the
             # root call's types gave it
             self.result_ty, self.result_annotated = Ty(np.dtype(pinned)), True
-        body = body_statements(self.fdef)
+        body = shared_return(body_statements(self.fdef))
         self.returns_value = self.result_annotated or returns_a_value(self.fdef.body)
         for node in body:
             for part in (node.body if isinstance(node, cst.SimpleStatementLine) else [node]):
@@ -362,6 +366,9 @@ class PyFunction(PrivateLists):
             case cst.For(target=target, iter=it, body=body):
                 if not isinstance(target, cst.Name):
                     self.error("the loop variable must be a plain name", target)
+                items = literal_items(it)
+                if items is not None:
+                    return self.literal_loop(target.value, items, body, node)
                 start, stop, step = self.range_args(it)
                 var = target.value
                 self.set_local(var, WEAK_INT, target)
@@ -412,6 +419,28 @@ class PyFunction(PrivateLists):
                 if message is not None:
                     self.error(message, node)
                 self.error(f"'{type(node).__name__}' statements are not allowed in a task", node)
+
+    def literal_loop(self, var: str, items: list[cst.BaseExpression], body: cst.BaseSuite,
+                     node: cst.CSTNode) -> list[ir.Stmt]:
+        """``for t in (1, 2, 3): body``: a loop over the items' positions whose body
+        first sets ``t`` to the item there (the items are number literals, so
+        evaluating them in the loop is evaluating them once)."""
+        loc = self.loc(node)
+        index = self.literal_index.get(node)
+        if index is None:  # one index per loop (nested loops), the same every round
+            taken = names_in(self.fdef) | set(self.literal_index.values())
+            index = self.literal_index[node] = ir.fresh_name("_rv_item", taken)
+        k = ir.Var(loc, WEAK_INT, index)
+        value = self.expr(items[-1])
+        for pos in range(len(items) - 2, -1, -1):
+            test = ir.Compare(loc, BOOL, "==", k, ir.Const(loc, WEAK_INT, pos))
+            value = self.select(test, self.expr(items[pos]), value, node)
+        self.set_local(index, WEAK_INT, node)
+        ty = self.set_local(var, value.ty, node)
+        first = ir.Assign(loc, var, self.convert(value, ty))
+        return [ir.For(loc, index, ir.Const(loc, WEAK_INT, 0),
+                       ir.Const(loc, WEAK_INT, len(items)), ir.Const(loc, WEAK_INT, 1),
+                       (first, *self.block(block_body(body))))]
 
     def set_local(self, name: str, ty: Ty, node: cst.CSTNode) -> Ty:
         if name in self.ctx.reducers or name in self.ctx.functions:
