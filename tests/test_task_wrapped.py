@@ -108,8 +108,6 @@ def test_run_takes_the_command_line_options(prog):
     (dict(reexp_threshold=-1), "reexp_threshold must be at least 0, got -1"),
     (dict(simd_width=0), "simd_width must be at least 1, got 0"),
     (dict(max_memory="lots"), "cannot read memory size 'lots'"),
-    (dict(variant="seq", backend="c"), "variant seq runs the plain recursive Python "
-                                       "program, not compiled code: it takes no backend"),
     (dict(variant="dfs"), "unknown variant 'dfs'"),
     (dict(compaction="vector"), "unknown compaction 'vector'"),
 ])
