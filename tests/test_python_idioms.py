@@ -1,4 +1,5 @@
-"""Python idioms as people write them: ``a if a > b else b`` as a max form, loops over
+"""Python idioms as people write them: ``a if a > b else b`` as a max form,
+``max(v + f(...), f(...))`` (a local term on one call), loops over
 literal tuples, a return shared after ``if``/``else``; each task's compiled result
 equals plain Python's, on the C and numba back ends (one program, small inputs)."""
 
@@ -13,7 +14,32 @@ import pytest
 from revec.api import get_program, run_loaded
 
 PROGRAM = """
+import numpy as np
+
 from revec import task
+
+W = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5], dtype=np.int64)
+V = np.array([2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4], dtype=np.int64)
+
+
+@task
+def pick(i, n):
+    # the best sum of W over positions i.. taken with a gap after each (a local term
+    # inside the max, on one call only)
+    if i >= n:
+        return 0
+    return max(W[i] + pick(i + 2, n), pick(i + 1, n))
+
+
+@task
+def knap(i, cap):
+    # 0/1 knapsack over 11 items: an item taken only where it fits
+    if i == 11:
+        return 0
+    skip = knap(i + 1, cap)
+    if W[i] <= cap:
+        return max(V[i] + knap(i + 1, cap - W[i]), skip)
+    return skip
 
 
 @task
@@ -73,7 +99,7 @@ def shared(n):
     return r
 """
 
-CASES = [("height", (1000,)), ("shallow", (1000,)), ("steps", (12,)), ("grid", (7, 1)),
+CASES = [("pick", (0, 11)), ("knap", (0, 12)), ("height", (1000,)), ("shallow", (1000,)), ("steps", (12,)), ("grid", (7, 1)),
          ("shared", (14,))]
 
 
@@ -105,3 +131,4 @@ def test_max_form_is_a_max_reduction(program_file):
     program = get_program(program_file)
     assert program.reducers[program.tasks["height"].result].op == "max"
     assert program.reducers[program.tasks["shallow"].result].op == "min"
+    assert program.reducers[program.tasks["knap"].result].op == "max"
