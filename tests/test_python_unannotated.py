@@ -199,3 +199,34 @@ def test_narrowed_equals_int64_and_plain_python(walk, n, a, b):
     assert types["n"] == "int8"
     bound = max(abs(a) * 100, abs(a) << 4)
     assert np.iinfo(np.dtype(types["a"])).max >= bound  # wide enough for a's uses
+
+
+# ------------------------------------------------------------------ the unannotated twins
+RETURNED = {"fib": "count", "nqueens": "solutions", "uts": "nodes", "graphcol": "colourings",
+            "knapsack": "best", "parentheses": "count", "binomial": "count",
+            "minmax": "xwins", "nqueens_board": "solutions", "knapsack_bb": "best",
+            "findmax": "largest"}
+# what the analysis proves for the quick presets' root calls (int64: not bounded by
+# intervals: a parameter a spawn grows, or bounded only by another parameter)
+NARROWED = {"fib": {"n": "int8"}, "parentheses": {"n": "int8", "opened": "int8",
+                                                  "closed": "int8"},
+            "binomial": {"n": "int64", "k": "int8"},
+            "knapsack": {"example": "int8", "n": "int8", "i": "int8", "weight": "int64",
+                         "value": "int64"}}
+
+
+@pytest.mark.parametrize("name", sorted(RETURNED))
+def test_unannotated_twin_gives_the_benchmarks_answer(name):
+    """benchmarks/natural/unannotated: the natural twins without annotations give the
+    benchmarks' independent answers (NumPy back end: no builds)."""
+    from revec.bench.answers import expected
+    from revec.bench.presets import PRESETS
+
+    preset = PRESETS[name]["quick"]
+    program = get_program(ROOT / "benchmarks" / "natural" / "unannotated" / f"{name}.py")
+    res = run_loaded(program, name, preset.root_args, backend="numpy", workers=1)
+    want = expected(name, preset.args)
+    got = {**res.reducers, RETURNED[name]: res.result}
+    assert {k: got[k] for k in want} == want
+    if name in NARROWED:
+        assert _params(root_typed(program, name, preset.root_args), name) == NARROWED[name]
