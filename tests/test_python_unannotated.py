@@ -206,13 +206,14 @@ RETURNED = {"fib": "count", "nqueens": "solutions", "uts": "nodes", "graphcol": 
             "knapsack": "best", "parentheses": "count", "binomial": "count",
             "minmax": "xwins", "nqueens_board": "solutions", "knapsack_bb": "best",
             "findmax": "largest"}
-# what the analysis proves for the quick presets' root calls (int64: not bounded by
-# intervals: a parameter a spawn grows, or bounded only by another parameter)
+# what the analysis proves for the quick presets' root calls (knapsack's weight and
+# value grow at most 13 levels: the counter i bounds the depth; binomial's n is bounded
+# only by k, which intervals do not relate: int64)
 NARROWED = {"fib": {"n": "int8"}, "parentheses": {"n": "int8", "opened": "int8",
                                                   "closed": "int8"},
             "binomial": {"n": "int64", "k": "int8"},
-            "knapsack": {"example": "int8", "n": "int8", "i": "int8", "weight": "int64",
-                         "value": "int64"}}
+            "knapsack": {"example": "int8", "n": "int8", "i": "int8", "weight": "int16",
+                         "value": "int16"}}
 
 
 @pytest.mark.parametrize("name", sorted(RETURNED))

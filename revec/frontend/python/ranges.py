@@ -30,8 +30,12 @@ from revec import ir
 INF = math.inf
 Interval = tuple[float, float]  # (lo, hi), integers or +-inf; lo > hi never
 TOP: Interval = (-INF, INF)
-ROUNDS = 80  # at most this many rounds of the parameters' fixpoint
-WIDEN_AFTER = 3  # rounds of plain joins before widening
+WIDEN_AFTER = 3  # rounds of plain joins of a body's locals before widening
+# rounds of plain joins of the parameters (Kleene iteration from the root: round k
+# covers every task k levels deep, so a recursion at most this deep reaches its exact
+# fixpoint: nqueens' shifted diagonals, knapsack's weights), then widening rounds
+KLEENE = 64
+ROUNDS = KLEENE + 80
 
 
 def type_range(ty: ir.Ty) -> Interval:
@@ -527,7 +531,7 @@ def analyse(program: ir.Program, task: str, roots: dict[str, Interval],
         new = step(current)
         if holds(new, current):  # a post-fixpoint: every task's parameters are inside
             break
-        if rnd >= WIDEN_AFTER:
+        if rnd >= KLEENE:
             new = {k: _widen(current[k], v, marks) for k, v in new.items()}
         current = {k: join(current[k], v) or v for k, v in new.items()}
     else:
@@ -540,6 +544,17 @@ def analyse(program: ir.Program, task: str, roots: dict[str, Interval],
         if tighter == current or not holds(step(tighter), tighter):
             break
         current = tighter
+    # a recursion at most D levels deep (a counter parameter every spawn moves one
+    # way, bounded where the task spawns): D rounds from the root cover every task,
+    # which bounds what grows with the depth (knapsack's weights, nqueens' diagonals)
+    depth = _depth_bound(t, current, start, free)
+    if depth is not None:
+        levels = dict(start)
+        for _ in range(depth):
+            new = step(levels)
+            levels = {k: join(levels[k], v) or v for k, v in new.items()}
+        current = {k: (max(v[0], levels[k][0]), min(v[1], levels[k][1]))
+                   for k, v in current.items()}
     # the final evaluation, recording every node (the task's and its helpers')
     record: dict[int, tuple[Interval, bool]] = {}
     calls: dict[str, dict[int, Interval]] = {}
@@ -547,6 +562,65 @@ def analyse(program: ir.Program, task: str, roots: dict[str, Interval],
     out = Ranges(current, nodes=record)
     _helpers(program, calls, out)
     return out
+
+
+MAX_DEPTH = 4096  # the deepest recursion bounded by its counter that is iterated
+
+
+def _depth_bound(t: ir.TaskDef, params: dict[str, Interval], start: dict[str, Interval],
+                 free: set[str]) -> int | None:
+    """How deep the recursion goes at most, by a counter: a never-assigned parameter
+    that every spawn passes as ``c + d`` (or every spawn as ``c - d``), ``d`` a
+    constant >= 1, starting at one root value, where the inductive case (the only one
+    that spawns) holds it in a bounded interval; None when no parameter shows it."""
+    spawns = [s for s in ir.walk_nodes(list(t.inductive)) if isinstance(s, ir.Spawn)]
+    if not spawns:
+        return 0
+    inductive = refine(t.is_base, False, dict(params), free)
+    if inductive is None:
+        return 0
+    best: int | None = None
+    for k, p in enumerate(t.params):
+        root = start.get(p.name)
+        if p.name not in free or root is None or root[0] != root[1]:
+            continue
+        steps = [_step(s.args[k], p.name) for s in spawns]
+        lo, hi = inductive[p.name]
+        if any(x is None or not all(within((lo + x[0], hi + x[0]), ty)
+                                    for ty in (*x[1], p.ty)) for x in steps):
+            continue  # (a step that could wrap around would not move one way)
+        ups = [x[0] for x in steps if x is not None]
+        if all(x >= 1 for x in ups) and math.isfinite(hi):
+            bound = (hi - root[0]) // min(ups) + 1
+        elif all(x <= -1 for x in ups) and math.isfinite(lo):
+            bound = (root[0] - lo) // -max(ups) + 1
+        else:
+            continue
+        bound = max(int(bound), 0)
+        best = bound if best is None else min(best, bound)
+    return best if best is not None and best <= MAX_DEPTH else None
+
+
+def _step(e: ir.Expr, name: str) -> tuple[int, list[ir.Ty]] | None:
+    """``d`` where ``e`` is ``name + d`` or ``name - d`` (``d`` a constant), through
+    integer casts, and the types it is computed and converted in; None otherwise."""
+    tys = []
+    while isinstance(e, ir.Cast) and e.ty.kind in "iu" and e.operand.ty.kind in "iu":
+        tys.append(e.ty)
+        e = e.operand
+    if not isinstance(e, ir.BinOp) or e.op not in "+-":
+        return None
+    a, b = e.left, e.right
+    while isinstance(a, ir.Cast) and a.operand.ty.kind in "iu":
+        a = a.operand
+    while isinstance(b, ir.Cast) and b.operand.ty.kind in "iu":
+        b = b.operand
+    tys.append(e.ty)
+    if isinstance(a, ir.Var) and a.name == name and isinstance(b, ir.Const):
+        return (int(b.value) if e.op == "+" else -int(b.value)), tys
+    if e.op == "+" and isinstance(b, ir.Var) and b.name == name and isinstance(a, ir.Const):
+        return int(a.value), tys
+    return None
 
 
 def _spawned(program: ir.Program, t: ir.TaskDef, params: dict[str, Interval],
