@@ -447,6 +447,12 @@ class Program:
     # by parameters set to root values: ``specialize({(task, param): value})`` (set by
     # the front end; None: no such arrays can be specialised)
     specialize: Any = None
+    # a Python task's unannotated parameters: task -> parameter -> the type the program
+    # is checked with (a numpy dtype, or an array's type: the root call's, from its
+    # values; revec.frontend.python.roots), and for those the value-range analysis
+    # narrowed, the root call's own type (what the plain Python reference computes in)
+    untyped: dict[str, dict[str, Any]] = field(default_factory=dict)
+    root_types: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def outputs(self) -> dict[str, InputDecl]:

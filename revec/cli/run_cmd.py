@@ -8,7 +8,17 @@ import io
 import numpy as np
 
 from revec import ir
-from revec.api import COMPACTIONS, VARIANTS, output_summary, resolve_backend, run_program
+from revec.api import (
+    COMPACTIONS,
+    COUNTS,
+    VARIANTS,
+    check_seq_backend,
+    cli_spelling,
+    output_summary,
+    read_count,
+    resolve_backend,
+    run_program,
+)
 from revec.backends import registry
 from revec.cli.common import announce_slow, output_file, print_json, warn
 from revec.cluster import CONNECT_TIMEOUT, WORKER_TIMEOUT
@@ -18,27 +28,13 @@ from revec.runtime.memory import parse_size
 from revec.runtime.workers import PER_WORKER_LINES, check_workers, default_workers, summarise
 from revec.transforms.schedule import UNBOUNDED
 
-# the numeric options and the least value each takes; they are read after parsing, so
-# every bad value gets one message style: "revec: error: --workers must be at least 1,
-# got -1" (argparse's own errors would print the usage first, for some values only)
-COUNTS = {"block_size": 1, "reexp_threshold": 0, "simd_width": 1, "workers": 1,
-          "dask_local": 1}
-
 
 def read_counts(args: argparse.Namespace) -> None:
-    """The numeric options as integers, range-checked (None: not given)."""
-    for name, least in COUNTS.items():
-        text = getattr(args, name)
-        if text is None:
-            continue
-        option = "--" + name.replace("_", "-")
-        try:
-            value = int(text)
-        except ValueError:
-            raise RevecError(f"{option} must be an integer, got {text!r}") from None
-        if value < least:
-            raise RevecError(f"{option} must be at least {least}, got {value}")
-        setattr(args, name, value)
+    """The numeric options as integers, range-checked (None: not given); read after
+    parsing, so every bad value gets one message style (the API's check:
+    :func:`revec.api.read_count`)."""
+    for name in COUNTS:
+        setattr(args, name, read_count(name, getattr(args, name), cli_spelling))
 
 
 # the Dask timeouts (seconds) and their defaults (docs/backends.md, "Workers")
@@ -143,11 +139,7 @@ def run(args: argparse.Namespace) -> int:
     read_counts(args)
     read_seconds(args)
     check_worker_counts(args)
-    if args.variant == "seq" and args.backend is not None:
-        raise RevecError(f"--variant seq runs the plain recursive Python program, not "
-                         f"compiled code: it takes no --backend (got --backend "
-                         f"{args.backend}); use --variant bfs, blocked or reexp for the "
-                         f"{args.backend} back end")
+    check_seq_backend(args.variant, args.backend, cli_spelling)
     if args.block_size is not None and args.simd_width is not None and \
             args.block_size < args.simd_width:
         warn(f"--block-size {args.block_size} is smaller than the SIMD width "

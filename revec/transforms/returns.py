@@ -442,11 +442,30 @@ class _Converter:
                                  f"turned into a reduction ({SUPPORTED})", e.loc)
             case ir.Recur() | ir.Var() if self.has_child(e):
                 return [e]
+            case ir.BinOp(op="+") if self.call_plus(e) is not None:
+                return [e]  # a call plus local terms: max(v + f(a), f(b))
         if self.has_child(e):
             raise self.error("in a task that takes the max/min of its calls' results, a "
                              "result may only be a term of max/min, with a local term added "
                              f"outside ({SUPPORTED})", self.first_child(e).loc)
         return [e]
+
+    def call_plus(self, e: ir.Expr) -> tuple[ir.Recur, list[ir.Expr]] | None:
+        """``e`` is one call of the task plus local terms (a term of max/min whose
+        call is spawned with those terms added to its path): (the call, the terms)."""
+        addends = self.addends(e)
+        with_child = [a for a in addends if self.has_child(a)]
+        if len(with_child) != 1:
+            return None
+        call = self.strip_casts(with_child[0])
+        if not isinstance(call, ir.Recur):
+            return None
+        node: ir.Expr = e
+        while isinstance(node, (ir.BinOp, ir.Cast)) and node is not with_child[0]:
+            self.check_path_type(node)
+            node = node.operand if isinstance(node, ir.Cast) else (
+                node.left if self.has_child(node.left) else node.right)
+        return call, [a for a in addends if not self.has_child(a)]
 
     def split_offset(self, e: ir.Expr) -> tuple[list[ir.Expr], ir.Expr | None]:
         """(local addends, the one max/min term or child) of a result expression."""
@@ -676,10 +695,19 @@ class _Converter:
     def any_offset(self, stmts: Sequence[ir.Stmt]) -> bool:
         for s in self._all_stmts(stmts):
             if isinstance(s, ir.Return) and self.has_child(s.values[0]):
-                offsets, _ = self.split_offset(s.values[0])
-                if offsets:
+                offsets, term = self.split_offset(s.values[0])
+                if offsets or (term is not None and self.leaf_terms(term)):
+                    return True
+            if isinstance(s, ir.Assign) and s.target in self.rlocals and \
+                    self.has_child(s.value):
+                _, term = self.split_offset(s.value)
+                if term is not None and self.leaf_terms(term):
                     return True
         return False
+
+    def leaf_terms(self, term: ir.Expr) -> bool:
+        """A term of the max/min adds local terms to a call (max(v + f(a), f(b)))."""
+        return any(isinstance(x, ir.BinOp) for x in self.leaves(term))
 
     def weight(self, loc: SourceLoc) -> ir.Expr:
         return (ir.Var(loc, self.R, self.field.name) if self.field is not None
@@ -741,7 +769,13 @@ class _Converter:
                     ) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         for x in leaves:
-            if isinstance(x, ir.Recur):
+            plus = self.call_plus(x) if isinstance(x, ir.BinOp) else None
+            if plus is not None:  # the call's own local terms join its path
+                extra = off
+                for o in plus[1]:
+                    extra = _add(extra, o, self.R)
+                out.append(self.spawn(plus[0], extra))
+            elif isinstance(x, ir.Recur):
                 out.append(self.spawn(x, off))
             elif isinstance(x, ir.Var) and x.name in skip:
                 continue

@@ -30,6 +30,7 @@ from revec.frontend.python.syntax import (
     BUILTINS,
     CMP_OPS,
     UNARY_OPS,
+    max_ifexp,
 )
 from revec.frontend.rules.nep50 import (
     MATH_ARITY,
@@ -177,6 +178,11 @@ class PyExpressions(FunctionBuilder):
                     out = ir.BoolOp(loc, BOOL, "and", out, p)
                 return out
             case cst.IfExp(test=t, body=b, orelse=o):
+                form = max_ifexp(node)
+                if form is not None:  # a if a > b else b: max(a, b) of integers
+                    x, y = self.expr(form[1]), self.expr(form[2])
+                    if x.ty.kind in "iu" and y.ty.kind in "iu":
+                        return self.min_max(form[0], [x, y], node)
                 test = self.condition(t)
                 return self.select(test, self.expr(b), self.expr(o), node)
             case cst.Subscript():
@@ -398,15 +404,7 @@ class PyExpressions(FunctionBuilder):
         if fname in ("min", "max"):
             if len(args) < 2:
                 self.error(f"{fname}() needs at least two arguments", node)
-            out = args[0]
-            for a in args[1:]:
-                ty = builtin_result(fname, (out.ty, a.ty))
-                ct = compare_type(out.ty, a.ty)
-                out = ir.MathCall(loc, ty, "minimum" if fname == "min" else "maximum",
-                                  (self.convert(out, ct), self.convert(a, ct)))
-                if ct != ty:
-                    out = self.convert(out, ty)
-            return out
+            return self.min_max(fname, args, node)
         if len(args) != 1:
             self.error(f"{fname}() takes one argument here", node)
         res = self.typed(lambda: builtin_result(fname, (args[0].ty,)), node)
@@ -415,6 +413,19 @@ class PyExpressions(FunctionBuilder):
         if fname == "bool":
             return self.truth(args[0])
         return self.convert(args[0], res)
+
+    def min_max(self, fname: str, args: list[ir.Expr], node: cst.CSTNode) -> ir.Expr:
+        """min(...) / max(...) of the lowered ``args`` (two or more)."""
+        loc = self.loc(node)
+        out = args[0]
+        for a in args[1:]:
+            ty = builtin_result(fname, (out.ty, a.ty))
+            ct = compare_type(out.ty, a.ty)
+            out = ir.MathCall(loc, ty, "minimum" if fname == "min" else "maximum",
+                              (self.convert(out, ct), self.convert(a, ct)))
+            if ct != ty:
+                out = self.convert(out, ty)
+        return out
 
     def helper_call(self, fname: str, node: cst.Call, allow_tuple: bool) -> ir.Expr:
         n = len(self.ctx.functions[fname].params.params)

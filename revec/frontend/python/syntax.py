@@ -111,3 +111,82 @@ def returns_a_value(node: cst.CSTNode) -> bool:
     finder = _ValueReturns()
     node.visit(finder)
     return finder.found
+
+
+def shared_return(stmts: list[cst.CSTNode]) -> list[cst.CSTNode]:
+    """A task body ending ``if ...: A else: B`` then ``return X`` (each branch sets what
+    the shared return reads): the return copied into every branch that does not end
+    with one already, so the body has the task shape (``if <is-base>: A; return X``
+    ``else: B; return X``).  Other bodies are returned unchanged."""
+    if len(stmts) < 2 or not ends_with_return(stmts[-1:]):
+        return stmts
+    last = stmts[-1]
+    assert isinstance(last, cst.SimpleStatementLine)
+    if len(last.body) != 1:
+        return stmts
+    branch = stmts[-2]
+    if not isinstance(branch, cst.If) or not _has_else(branch):
+        return stmts
+    return [*stmts[:-2], _with_return(branch, last)]
+
+
+def _has_else(node: cst.If) -> bool:
+    if node.orelse is None:
+        return False
+    return _has_else(node.orelse) if isinstance(node.orelse, cst.If) else True
+
+
+def _append(body: cst.BaseSuite, ret: cst.SimpleStatementLine) -> cst.BaseSuite:
+    stmts = list(block_body(body))
+    if ends_with_return(stmts):
+        return body
+    return cst.IndentedBlock(body=[*stmts, ret])  # type: ignore[list-item]
+
+
+def _with_return(node: cst.If, ret: cst.SimpleStatementLine) -> cst.If:
+    orelse: cst.If | cst.Else | None = node.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _with_return(orelse, ret)
+    elif isinstance(orelse, cst.Else):
+        orelse = orelse.with_changes(body=_append(orelse.body, ret))
+    return node.with_changes(body=_append(node.body, ret), orelse=orelse)
+
+
+def literal_items(it: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The items of a literal tuple or list of numbers (``(1, 2, 3)``, ``[-1, 0.5]``),
+    or None."""
+    if not isinstance(it, cst.Tuple | cst.List) or not it.elements:
+        return None
+    out = []
+    for el in it.elements:
+        if not isinstance(el, cst.Element):
+            return None
+        v = el.value
+        inner = v.expression if isinstance(v, cst.UnaryOperation) and isinstance(
+            v.operator, cst.Minus | cst.Plus) else v
+        if not isinstance(inner, cst.Integer | cst.Float):
+            return None
+        out.append(v)
+    return out
+
+
+def max_ifexp(node: cst.IfExp) -> tuple[str, cst.Name, cst.Name] | None:
+    """``a if a > b else b`` (``>=``; ``<``/``<=``: min; either order of the branches):
+    ("max" or "min", a, b) for two plain names, else None."""
+    test, body, orelse = node.test, node.body, node.orelse
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.left, cst.Name) and isinstance(body, cst.Name)
+            and isinstance(orelse, cst.Name)):
+        return None
+    comp = test.comparisons[0]
+    right = comp.comparator
+    if not isinstance(right, cst.Name):
+        return None
+    a, b = test.left.value, right.value
+    if a == b or {body.value, orelse.value} != {a, b}:
+        return None
+    greater = isinstance(comp.operator, cst.GreaterThan | cst.GreaterThanEqual)
+    if not greater and not isinstance(comp.operator, cst.LessThan | cst.LessThanEqual):
+        return None
+    picks_left = body.value == a  # the branch taken when the test holds is a
+    return ("max" if greater == picks_left else "min"), body, orelse
