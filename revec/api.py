@@ -312,7 +312,7 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
     filled in place when it is a writable NumPy array of its shape, and every output
     is in ``RunResult.outputs``; ``check_outputs``: first run the sequential reference
     recording which task writes each element of each output, and fail naming both
-    tasks when two write one (the compiled runs do not check).  ``max_memory``: bytes of thread frames the run may hold
+    tasks when two write one (the compiled runs do not check).  ``max_memory``: bytes the run may hold (thread frames, record stacks, per-level statistics, per-worker state)
     (default: half of the machine's memory; 0: no limit); a run that would need more
     stops with :class:`revec.runtime.memory.MemoryBudgetError`.  ``workers``: threads
     running the schedule with work stealing (default 1; None: the cores this process

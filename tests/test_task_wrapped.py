@@ -128,7 +128,12 @@ def test_every_command_line_option_has_a_run_keyword():
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     options = set(re.findall(r"--([a-z][a-z-]+)", out.stdout)) - {"help"}
     keywords = set(inspect.signature(RunnableTask.run).parameters) - {"self", "args"}
-    elsewhere = {"output", "json", "scheduler", "dask_local"}
+    from revec.cluster import run_dask
+
+    dask_only = {"scheduler", "dask_local", "connect_timeout", "worker_timeout"}
+    dask_keywords = set(inspect.signature(run_dask).parameters) | {"dask_local"}
+    assert dask_only <= dask_keywords
+    elsewhere = {"output", "json"} | dask_only
     as_keywords = {o.replace("-", "_") for o in options}
     as_keywords = {"inputs" if o == "input" else o for o in as_keywords}
     assert as_keywords - elsewhere <= keywords
