@@ -29,6 +29,7 @@ from revec import ir
 from revec.backends.gc_pause import gc_paused
 from revec.backends.numba_codegen import generate_numba_module
 from revec.files import write_atomic
+from revec.frontend.assemble import RECURSION_LIMIT
 from revec.frontend.buffers import raw_buffer
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
@@ -204,12 +205,19 @@ def load_generated(source: str, stem: str) -> types.ModuleType:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
+        # the source of a deep expression (a 3,000-term sum: a flat chain, still a tree
+        # that deep to Python's compiler) compiles under the checker's recursion limit,
+        # as the program's own source did
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
             with gc_paused():
                 spec.loader.exec_module(module)  # compiles (or loads) the kernel
         except BaseException:
             del sys.modules[name]
             raise
+        finally:
+            sys.setrecursionlimit(limit)
         _record([path], record)
     return module
 
