@@ -10,9 +10,13 @@ Marked slow (``pytest -m slow``); a seeded handful runs in the default suite.
 from __future__ import annotations
 
 import math
+import os
 import random
 import re
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -204,3 +208,61 @@ def test_mutants_differential(tmp_path: Path, seed: int) -> None:
         d = tmp_path / str(i)
         d.mkdir()
         _differential(src, text, d)  # (asserts inside)
+
+
+LONG_FIB = (ROOT / "revec" / "demos" / "fib.py").read_text().replace("= 20", "= 300")
+INTERRUPTED = """
+import signal, sys, time
+from revec.api import get_program, run_program
+
+class Late(Exception):
+    pass
+
+def late(*_):
+    raise Late
+
+path = sys.argv[1]
+limit = sys.getrecursionlimit()
+signal.signal(signal.SIGALRM, late)
+signal.setitimer(signal.ITIMER_REAL, 1.0)
+try:
+    run_program(path, "fib", (), variant="seq")
+except Late:
+    pass
+count = get_program(path).module.count
+before = count.value
+time.sleep(0.5)
+print("still" if count.value == before else "running", sys.getrecursionlimit() == limit)
+sys.stdout.flush()
+"""
+
+
+def test_interrupted_seq_run_stops_its_thread(tmp_path: Path) -> None:
+    """Found by the slow sweep: seq interrupted in the calling thread (its alarm) left
+    its thread running fib(300), with the recursion limit lowered under it, and the
+    interpreter aborted ("Fatal Python error: ... Cannot recover from stack overflow")."""
+    path = tmp_path / "fib.py"
+    path.write_text(LONG_FIB)
+    r = subprocess.run([sys.executable, "-c", INTERRUPTED, str(path)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (r.returncode, r.stdout, r.stderr) == (0, "still True\n", "")
+
+
+def test_sigint_during_seq_run(tmp_path: Path) -> None:
+    """Ctrl-C in `revec run --variant seq` of a run that never ends in practice: one
+    line, exit status 130, at once."""
+    path = tmp_path / "fib.py"
+    path.write_text(LONG_FIB)
+    proc = subprocess.Popen([sys.executable, "-m", "revec", "run", str(path), "fib",
+                             "--variant", "seq"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            # (a background shell's children start with SIGINT ignored)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4.0)  # start-up (about 1 s) and into the run
+    assert proc.poll() is None, "the run ended before it was interrupted"
+    t_sig = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out, err) == (130, "", "revec: interrupted\n")
+    assert time.monotonic() - t_sig < 5.0
