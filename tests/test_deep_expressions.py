@@ -19,12 +19,13 @@ small = Reducer(np.int64, "sum")
 bits = Reducer(np.uint64, "sum")
 f32 = Reducer(np.float32, "max")  # (a sum would depend on the order)
 f64 = Reducer(np.float64, "max")
+sums = Reducer(np.float64, "max")
 hits = Reducer(np.int64, "sum")
 picked = Reducer(np.int64, "sum")
 
 
 @task
-def walk(n: np.int32 = 9, x: np.int32 = 12345):
+def walk(n: np.int32 = 9, x: np.int32 = 12345, acc: np.float64 = 1.5):
     if n <= 0:
         u = np.uint16(x)
         b = np.int8(x)
@@ -40,6 +41,8 @@ def chain(op: str, terms: list[str], count: int) -> str:
 
 def program() -> str:
     ints = chain("+", ["x", "(x >> 1)", "(x * 7)", "n"], 1000)
+    # the fuzzer's float mutant: a sum of a float64 parameter is a Python float chain
+    floats = chain("+", ["(acc)", "(acc * 0.5)"], 1000)
     u16 = "u" + "".join(f" {'+' if i % 3 else '-'} {t}"
                         for i, t in zip(range(40), ["u", "np.uint16(40000)", "(u >> 2)"] * 14))
     i8 = chain("*", ["b", "np.int8(3)", "b"], 20)
@@ -59,13 +62,14 @@ def program() -> str:
         f"reduce(bits, {ior})",
         f"reduce(f32, {fl32})",
         f"reduce(f64, {fl64})",
+        f"reduce(sums, {floats})",
         f"if {both}:\n            reduce(hits, 1)",
         f"if {either}:\n            reduce(hits, 100)",
         f"reduce(picked, {arms})",
     ]
     return HEADER + "".join(f"        {line}\n" for line in body) + """    else:
-        spawn(walk, n - 1, x * 3 + n)
-        spawn(walk, n - 2, x ^ n)
+        spawn(walk, n - 1, x * 3 + n, acc * 1.25)
+        spawn(walk, n - 2, x ^ n, acc - 0.75)
 """
 
 

@@ -10,8 +10,9 @@ and Python both evaluate left to right, as the tree does:
 * integer ``+ -`` / ``*`` / ``&`` / ``|`` / ``^`` chains of one type: every operand in an
   unsigned type at least as wide, converted back once (wraparound is arithmetic modulo
   2**width, so the operations' intermediate conversions change nothing);
-* float ``+ -`` / ``* /`` chains whose operands all have the chain's type (each
-  intermediate result already has it, so nothing is rounded differently);
+* float ``+ -`` / ``* /`` chains whose operands all have the chain's float type (each
+  intermediate result already has it, so nothing is rounded differently; a Python
+  ``float`` chain over float64 values is one);
 * ``and`` / ``or`` chains (either nesting: the operands in order);
 * conditional expressions nested in their ``else`` branch
   (``a if c else b if d else e``).
@@ -40,11 +41,11 @@ def binop_chain(e: ir.BinOp) -> tuple[ir.Expr, list[tuple[str, ir.Expr]]] | None
     rest: list[tuple[str, ir.Expr]] = []
     x: ir.Expr = e
     while isinstance(x, ir.BinOp) and _GROUP.get(x.op) == group and x.ty == e.ty:
-        if kind == "f" and x.right.ty != e.ty:
+        if kind == "f" and x.right.ty.dtype != e.ty.dtype:
             return None
         rest.append((x.op, x.right))
         x = x.left
-    if len(rest) + 1 < FLAT_MIN or (kind == "f" and x.ty != e.ty):
+    if len(rest) + 1 < FLAT_MIN or (kind == "f" and x.ty.dtype != e.ty.dtype):
         return None
     rest.reverse()
     return x, rest
