@@ -28,6 +28,7 @@ from revec import ir
 from revec.backends.gc_pause import gc_paused
 from revec.backends.numba_codegen import generate_numba_module
 from revec.files import write_atomic
+from revec.frontend.assemble import RECURSION_LIMIT
 from revec.frontend.buffers import raw_buffer
 from revec.runtime import interrupt
 from revec.runtime.memory import BudgetUse, MemoryBudgetError, out_of_memory
@@ -210,6 +211,11 @@ def _load_generated(source: str, name: str, path: Path) -> types.ModuleType:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
+        # the source of a deep expression (a 3,000-term sum: a flat chain, still a tree
+        # that deep to Python's compiler) compiles under the checker's recursion limit,
+        # as the program's own source did
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
             # (numba's failed writes do not name their file: name its cache folder)
             with gc_paused(), cache_root.cache_writes(
@@ -218,6 +224,8 @@ def _load_generated(source: str, name: str, path: Path) -> types.ModuleType:
         except BaseException:
             del sys.modules[name]
             raise
+        finally:
+            sys.setrecursionlimit(limit)
         _record([path], record)
     return module
 
