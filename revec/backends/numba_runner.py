@@ -32,6 +32,7 @@ from revec.files import write_atomic
 from revec.frontend.buffers import raw_buffer
 from revec.runtime import interrupt
 from revec.runtime.memory import MemoryBudgetError
+from revec.runtime.no_return import NoReturnValue, no_return_error
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_slot, acc_values, init_accs, merge_accs, run_stats
 from revec.toolchain.cache_check import NO_RECORD, mismatch, warn_once, write_sums
@@ -276,6 +277,8 @@ class NumbaTask:
             lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs,
                                  ints, self.static_k, schedule.block_size,
                                  schedule.reexp_threshold, schedule.simd_width)
+        except NoReturnValue as err:  # a helper fell off its end
+            raise no_return_error(self.program, err.args[0]) from None
         except SystemError:
             # a SIGINT's KeyboardInterrupt can surface as "returned a result with an
             # exception set" while numba boxes the result
@@ -417,6 +420,8 @@ class NumbaTask:
         if interrupt.interrupted():  # every worker stopped between blocks
             raise KeyboardInterrupt
         if errors:
+            if isinstance(errors[0], NoReturnValue):  # a helper fell off its end
+                raise no_return_error(self.program, errors[0].args[0]) from None
             raise errors[0]
         if any(f[1] != 0 for f in flags):
             raise MemoryBudgetError(max_memory)

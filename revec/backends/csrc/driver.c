@@ -48,6 +48,12 @@ static RV_TLS int64_t rv_mine;      /* ... by this worker */
 static _Atomic int rv_stop;         /* set (to a failure code) when a worker fails */
 static const volatile int64_t *rv_interrupt;  /* nonzero: stop (Ctrl-C) */
 void revec_set_interrupt(const int64_t *flag) { rv_interrupt = flag; }
+static RV_TLS int rv_armed;         /* rv_fail is set (this thread runs a worker) */
+
+void rv_no_return(int helper) {
+    if (!rv_armed) return;
+    rv_fail_code = RV_NO_RETURN + helper; longjmp(rv_fail, 1);
+}
 
 void *rv_realloc(void *p, int64_t bytes) {
     void *q = realloc(p, bytes > 0 ? (size_t)bytes : 1);
@@ -394,6 +400,7 @@ static void *rv_worker_main(void *arg) {
         atomic_compare_exchange_strong(&rv_stop, &none, rv_fail_code);
         goto out;
     }
+    rv_armed = 1;
     w->rec = rv_grow(NULL, &w->rcap, 64, sizeof(*w->rec));
     w->seg = rv_grow(NULL, &w->scap, 64, sizeof(*w->seg));
     w->lv = rv_grow(NULL, &w->lcap, 64, sizeof(*w->lv));
@@ -423,6 +430,7 @@ static void *rv_worker_main(void *arg) {
         if (rv_nworkers < 2 || !rv_steal(w)) break;
     }
   out:
+    rv_armed = 0;
     w->ws[W_CPU_NS] = rv_cpu_ns() - w->ws[W_CPU_NS];
     free(w->rec); w->rec = NULL; free(w->seg); w->seg = NULL;
     rvm_worker_done(w->accs);
