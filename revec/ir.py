@@ -403,6 +403,9 @@ class TaskDef:
     arrays: tuple[ArrayParam, ...] = ()
     # the parameters that are task-private arrays (boards), in argument order
     private: tuple[PrivateArray, ...] = ()
+    # locals whose IR name is not the source's (a C block-scoped local renamed
+    # ``x_2``, a reserved word ``with_c``): IR name -> source name, for messages
+    source_names: dict[str, str] = field(default_factory=dict)
 
     @property
     def arity(self) -> int:

@@ -225,7 +225,7 @@ long f(int n) {
   }
   return f(n - 1);
 }
-""", "in the base case", "(n + 2)@"),
+""", "in the first branch of the is-base test", "(n + 2)@"),
     ("cilk_for", """\
 void f(int n) {
   if (n < 2) return;
