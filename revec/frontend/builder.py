@@ -23,7 +23,7 @@ import numpy as np
 from revec import ir
 from revec.errors import RevecError, SourceLoc
 from revec.frontend.rules import TypeRuleError, TypeRules
-from revec.frontend.shape import IfParts, TaskShape, split_task
+from revec.frontend.shape import IfParts, TaskShape, shape_breaker, split_task
 from revec.ir import Ty
 from revec.lib import LibFunction
 
@@ -168,7 +168,11 @@ class FunctionBuilder:
         (:mod:`revec.frontend.shape`); no such shape is an error at the first statement."""
         shape = split_task(stmts, as_if, ends_with_return)
         if shape is None:
-            self.error(self.spelling.task_shape, stmts[0] if stmts else function)
+            breaker = shape_breaker(stmts, as_if)
+            if breaker is None:
+                self.error(f"{self.spelling.task_shape}; this body has no is-base test",
+                           stmts[0] if stmts else function)
+            self.error(f"{self.spelling.task_shape}; {breaker[1]}", breaker[0])
         return shape
 
     def lower_cases(self, shape: TaskShape[Any, Any]) -> Cases:
