@@ -248,9 +248,9 @@ class _Converter:
                         self.first_child(a, names).loc)
         if isinstance(x, ir.BinOp) and x.op in _PRODUCTS and self.has_child(x.left, names) \
                 and self.has_child(x.right, names):
-            raise self.error(f"{_PRODUCTS[x.op]} of two results of '{name}' (as in the "
-                             "Catalan or Motzkin numbers) cannot be turned into a "
-                             f"reduction ({SUPPORTED})", x.loc)
+            example = " (as in the Catalan or Motzkin numbers)" if x.op == "*" else ""
+            raise self.error(f"{_PRODUCTS[x.op]} of two results of '{name}'{example} cannot "
+                             f"be turned into a reduction ({SUPPORTED})", x.loc)
         if isinstance(x, ir.MathCall) and x.func in ("maximum", "minimum"):
             for a in x.args:
                 neg = self.negated(a, names)
