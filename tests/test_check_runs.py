@@ -320,8 +320,10 @@ def test_helper_with_a_path_returning_nothing(tmp_path, capsys, lang, backend):
     line = source.count("\n", 0, source.index("first_denomination(")) + 1
     col = _where(source, "first_denomination(")[1] if lang == "c" else 1
     for workers in ("1", "2"):
+        # (a budget: a helper returning 0 there would make the tree infinite)
         code = main(["run", str(path), "cc", "100", "6", "--backend", backend,
-                     "--variant", variant, "--block-size", "16", "--workers", workers])
+                     "--variant", variant, "--block-size", "16", "--workers", workers,
+                     "--max-memory", "256M"])
         captured = capsys.readouterr()
         assert code == 2, captured
         assert captured.err.startswith(f"{path}:{line}:{col}: error: 'first_denomination' "
