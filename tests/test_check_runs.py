@@ -14,6 +14,7 @@ its C twin).
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -314,22 +315,45 @@ def test_helper_with_a_path_returning_nothing(tmp_path, capsys, lang, backend):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert f"result = {expected}\n" in captured.out, captured.out
-    # kinds = 6 takes the path without a return: plain Python fails on the None
+
+
+@pytest.mark.skipif(cilk_oracle.gcc() is None, reason="needs gcc")
+def test_helper_path_returning_nothing_taken(tmp_path):
+    """kinds = 6 takes the path without a return (plain Python fails on the None): on
+    both back ends, 1 and 2 workers, a located error at the helper, exit 2.  In one
+    process with a time limit and a memory budget: a helper returning 0 there (as
+    before) makes the tree infinite."""
+    twin = tmp_path / "count_change_twin.py"
+    twin.write_text(COUNT_CHANGE_PY)
     with pytest.raises(TypeError):
         _plain_python(COUNT_CHANGE_PY, twin, "cc", (100, 6))
-    line = source.count("\n", 0, source.index("first_denomination(")) + 1
-    col = _where(source, "first_denomination(")[1] if lang == "c" else 1
-    for workers in ("1", "2"):
-        # (a budget: a helper returning 0 there would make the tree infinite)
-        code = main(["run", str(path), "cc", "100", "6", "--backend", backend,
-                     "--variant", variant, "--block-size", "16", "--workers", workers,
-                     "--max-memory", "256M"])
-        captured = capsys.readouterr()
-        assert code == 2, captured
-        assert captured.err.startswith(f"{path}:{line}:{col}: error: 'first_denomination' "
-                                       "reached the end of its body without returning a "
-                                       "value"), captured.err
-        assert "Traceback" not in captured.err and "result =" not in captured.out
+    runs, expected = [], []
+    for lang, source in (("py", COUNT_CHANGE_PY), ("c", COUNT_CHANGE_C)):
+        path = tmp_path / f"count_change.{lang}"
+        path.write_text(source)
+        line = source.count("\n", 0, source.index("first_denomination(")) + 1
+        col = _where(source, "first_denomination(")[1] if lang == "c" else 1
+        for backend, workers in itertools.product(("c", "numba"), ("1", "2")):
+            variant = ("bfs", "blocked", "reexp")[len(runs) % 3]
+            runs.append(["run", str(path), "cc", "100", "6", "--backend", backend,
+                         "--variant", variant, "--block-size", "16", "--workers", workers,
+                         "--max-memory", "256M"])
+            expected.append(f"{path}:{line}:{col}: error: 'first_denomination' reached the "
+                            "end of its body without returning a value: a path through it "
+                            "has no 'return'")
+    script = ("import sys\nfrom revec.cli import main\n"
+              f"for argv in {runs!r}:\n"
+              "    code = main(argv)\n"
+              "    print(f'exit {code}', file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "result =" not in proc.stdout, proc.stdout
+    parts = proc.stderr.split("exit ")
+    assert [p.split("\n")[0] for p in parts[1:]] == ["2"] * len(runs), proc.stderr
+    errors = [parts[0]] + [p.split("\n", 1)[1] for p in parts[1:-1]]
+    for err, want in zip(errors, expected):
+        assert err.startswith(want), (want, proc.stderr)
 
 
 # ------------------------------------------------------------------ the sweep

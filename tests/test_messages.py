@@ -254,13 +254,14 @@ def test_shape_error_points_at_the_statement_that_breaks_it(tmp_path, case):
 
 @pytest.mark.parametrize("lang", ["py", "c"])
 def test_a_recursive_first_branch(tmp_path, lang):
+    """(Both branches recurse: no reading of the body finds a base case.)"""
     if lang == "py":
         source = PY_HEAD + """\
 @task
 def tak(x: np.int64, y: np.int64, z: np.int64) -> np.int64:
     if y < x:
         return tak(x - 1, y, z) + tak(y - 1, z, x)
-    return z
+    return tak(z, x, y) + 1
 """
         needle, what = "tak(x - 1", "recursive call of 'tak'"
     else:
@@ -272,7 +273,7 @@ int64_t tak(int64_t x, int64_t y, int64_t z) {
         cilk_sync;
         return a + b;
     }
-    return z;
+    return tak(z, x, y) + 1;
 }
 """
         needle, what = "tak(x - 1", "cilk_spawn"
