@@ -403,6 +403,9 @@ class TaskDef:
     arrays: tuple[ArrayParam, ...] = ()
     # the parameters that are task-private arrays (boards), in argument order
     private: tuple[PrivateArray, ...] = ()
+    # locals whose IR name is not the source's (a C block-scoped local renamed
+    # ``x_2``, a reserved word ``with_c``): IR name -> source name, for messages
+    source_names: dict[str, str] = field(default_factory=dict)
 
     @property
     def arity(self) -> int:
@@ -551,3 +554,28 @@ def param_boards(params: tuple[Param, ...], body: tuple[Stmt, ...]
             if key not in out and all(k in names for k in key):
                 out.append(key)
     return out
+
+
+def falls_through(stmts: tuple[Stmt, ...] | list[Stmt]) -> bool:
+    """May running ``stmts`` reach their end (no ``return`` on some path)?  Conservative:
+    True unless every path returns (an ``if`` whose branches both return, a ``while``
+    whose condition is the constant true and whose body never breaks out of it)."""
+    for s in stmts:
+        if isinstance(s, Return):
+            return False
+        if isinstance(s, If) and not falls_through(s.then) and not falls_through(s.orelse):
+            return False
+        if (isinstance(s, While) and isinstance(s.cond, Const) and s.cond.value
+                and not _breaks(s.body)):
+            return False
+    return True
+
+
+def _breaks(stmts: tuple[Stmt, ...] | list[Stmt]) -> bool:
+    """A ``break`` of the loop whose body is ``stmts`` (not of a loop inside it)."""
+    for s in stmts:
+        if isinstance(s, Break):
+            return True
+        if isinstance(s, If) and (_breaks(s.then) or _breaks(s.orelse)):
+            return True
+    return False

@@ -225,7 +225,7 @@ long f(int n) {
   }
   return f(n - 1);
 }
-""", "in the base case", "(n + 2)@"),
+""", "in the first branch of the is-base test", "(n + 2)@"),
     ("cilk_reducer", """\
 long f(int n) {
   long cilk_reducer(0, 0) total = 0;

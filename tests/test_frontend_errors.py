@@ -27,7 +27,7 @@ def f(n: np.int32):
         spawn(f, n - 1)
     else:
         spawn(f, n - 1)
-""", "spawn in the base case", 9, 9),
+""", "spawn in the first branch of the is-base test", 9, 9),
     ("spawn_other_function", """
 @task
 def g(n: np.int32):

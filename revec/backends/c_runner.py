@@ -17,6 +17,7 @@ from revec.backends.c_driver import CDEF, DRIVER_OBJECT, ENTRIES, W_COLS
 from revec.errors import RevecError
 from revec.runtime import interrupt
 from revec.runtime.memory import BudgetUse, MemoryBudgetError, out_of_memory
+from revec.runtime.no_return import c_no_return_error
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_values, init_accs, run_stats
 from revec.toolchain.cbuild import load_c_module
@@ -173,6 +174,9 @@ class CTask:
                     self._free(front[i])
         if rc == RC_INTERRUPTED:
             raise KeyboardInterrupt
+        helper_error = c_no_return_error(self.program, rc)
+        if helper_error is not None:
+            raise helper_error
         if rc == RC_BUDGET:
             raise MemoryBudgetError(max_memory, BudgetUse.of(
                 st[ST_HELD:ST_HELD + 4].tolist(), int(st[ST_WHY]), int(st[ST_MAXDEPTH]),

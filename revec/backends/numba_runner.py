@@ -32,6 +32,7 @@ from revec.frontend.assemble import RECURSION_LIMIT
 from revec.frontend.buffers import raw_buffer
 from revec.runtime import interrupt
 from revec.runtime.memory import BudgetUse, MemoryBudgetError, out_of_memory
+from revec.runtime.no_return import NoReturnValue, no_return_error
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_slot, acc_values, init_accs, merge_accs, run_stats
 from revec.toolchain import cache_root
@@ -294,6 +295,8 @@ class NumbaTask:
             lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs,
                                  ints, self.static_k, schedule.block_size,
                                  schedule.reexp_threshold, schedule.simd_width)
+        except NoReturnValue as err:  # a helper fell off its end
+            raise no_return_error(self.program, err.args[0]) from None
         except SystemError:
             # a SIGINT's KeyboardInterrupt can surface as "returned a result with an
             # exception set" while numba boxes the result
@@ -442,6 +445,8 @@ class NumbaTask:
         if errors:
             if isinstance(errors[0], MemoryError):  # (as in run)
                 raise out_of_memory("numba", max_memory) from None
+            if isinstance(errors[0], NoReturnValue):  # a helper fell off its end
+                raise no_return_error(self.program, errors[0].args[0]) from None
             raise errors[0]
         if any(f[_SUPPORT.F_OVER] != 0 for f in flags):
             raise MemoryBudgetError(max_memory, _budget_use(

@@ -39,11 +39,16 @@ from revec.ir import Ty
 from revec.transforms.blocking import assigned_names
 from revec.transforms.forward_results import forward_results
 
-SUPPORTED = (
+FORMS = (
     "supported results: a sum of the task's own calls with constant or parameter "
     "weights plus local terms (return f(a) + 2 * f(b) + x; total += f(...) in a loop, "
     "then return total), or max/min of its calls and local terms plus a local term "
-    "(return 1 + max(f(a), f(b))); otherwise write the task with spawn and a Reducer")
+    "(return 1 + max(f(a), f(b)))")
+SUPPORTED = f"{FORMS}; otherwise write the task with spawn and a Reducer"
+# operators whose two operands may not both hold results (not a sum of weighted results)
+_PRODUCTS = {"*": "a product", "/": "a quotient", "//": "a quotient", "%": "a remainder",
+             "**": "a power", "&": "a bitwise and", "|": "a bitwise or",
+             "^": "a bitwise xor", "<<": "a shift", ">>": "a shift"}
 
 Factors = tuple[ir.Expr, ...]
 
@@ -222,6 +227,67 @@ class _Converter:
     def error(self, message: str, loc: SourceLoc) -> RevecError:
         return RevecError(message, loc)
 
+    def show(self, name: str) -> str:
+        """A local's name as the source spells it (a C local's IR name may differ)."""
+        return self.t.source_names.get(name, name)
+
+    def check_forms(self, s: ir.Stmt, live: frozenset[str]) -> None:
+        """Combinations of results no reduction computes, in the statement ``s`` (where
+        the result locals ``live`` may hold results), each a located error naming the
+        supported forms: a result as an argument of the task's own call (nested
+        recursion), two results multiplied (or divided, ...), a negated result inside
+        max/min (negamax)."""
+        names = set(live)
+        for e in _stmt_exprs(s):
+            for x in ir.walk_exprs(e):
+                self.check_form(x, names)
+
+    def check_form(self, x: ir.Expr, names: set[str]) -> None:
+        name = self.t.name
+        if isinstance(x, ir.Recur):
+            for a in x.args:
+                if self.has_child(a, names):
+                    raise self.error(
+                        f"a result of '{name}' is an argument of another call of '{name}' "
+                        "(nested recursion, as in Ackermann's function, tak or McCarthy's "
+                        "91): revec spawns all of a task's calls at once, so no call can "
+                        f"wait for another's result ({FORMS})",
+                        self.first_child(a, names).loc)
+        if isinstance(x, ir.BinOp) and x.op in _PRODUCTS and self.has_child(x.left, names) \
+                and self.has_child(x.right, names):
+            example = " (as in the Catalan or Motzkin numbers)" if x.op == "*" else ""
+            raise self.error(f"{_PRODUCTS[x.op]} of two results of '{name}'{example} cannot "
+                             f"be turned into a reduction ({SUPPORTED})", x.loc)
+        if isinstance(x, ir.MathCall) and x.func in ("maximum", "minimum"):
+            for a in x.args:
+                neg = self.negated(a, names)
+                if neg is not None:
+                    raise self.error(
+                        f"a negated result of '{name}' inside {x.func[:3]}(...) (negamax) "
+                        "cannot be turned into a reduction: max/min reduce over "
+                        "root-to-leaf path sums, and a negation flips the order at every "
+                        f"level ({SUPPORTED})", neg.loc)
+        if isinstance(x, ir.UnaryOp) and x.op == "-":
+            inner = self.strip_casts(x.operand)
+            if isinstance(inner, ir.MathCall) and inner.func in ("maximum", "minimum") \
+                    and self.has_child(inner, names):
+                raise self.error(
+                    f"a negated max/min of results of '{name}' (negamax) cannot be "
+                    "turned into a reduction: max/min reduce over root-to-leaf path "
+                    f"sums, and a negation flips the order at every level ({SUPPORTED})",
+                    x.loc)
+
+    def negated(self, e: ir.Expr, names: set[str]) -> ir.Expr | None:
+        """The negation (``-f(x)``, ``c - f(x)``) of a result that ``e`` is, if any."""
+        e = self.strip_casts(e)
+        if isinstance(e, ir.UnaryOp) and e.op == "-" and self.has_child(e.operand, names):
+            return e
+        if isinstance(e, ir.BinOp) and e.op == "-" and self.has_child(e.right, names):
+            return e
+        if isinstance(e, ir.BinOp) and e.op == "+":
+            return self.negated(e.left, names) or self.negated(e.right, names)
+        return None
+
     # ------------------------------------------------------------------ analysis
     def _result_locals(self) -> set[str]:
         out: set[str] = set()
@@ -251,9 +317,10 @@ class _Converter:
         return any(isinstance(x, ir.Recur) or (isinstance(x, ir.Var) and x.name in names)
                    for x in ir.walk_exprs(e))
 
-    def first_child(self, e: ir.Expr) -> ir.Expr:
+    def first_child(self, e: ir.Expr, rlocals: set[str] | None = None) -> ir.Expr:
+        names = self.rlocals if rlocals is None else rlocals
         for x in ir.walk_exprs(e):
-            if isinstance(x, ir.Recur) or (isinstance(x, ir.Var) and x.name in self.rlocals):
+            if isinstance(x, ir.Recur) or (isinstance(x, ir.Var) and x.name in names):
                 return x
         return e
 
@@ -276,9 +343,10 @@ class _Converter:
         if self.mode != _Mode.SUM and ok and self.R.kind in "iu":
             ok = bool(np.can_cast(self.R.dtype, e.ty.dtype, "safe"))
         if not ok:
-            raise self.error(f"a result of type {self.R} is computed with here as {e.ty}, "
-                             f"which would change its value; keep the results in {self.R} "
-                             "(or declare the task's result type accordingly)", e.loc)
+            raise self.error(f"'{self.t.name}' returns {self.R}, but this result of its "
+                             f"call is converted to {e.ty} here, which would change its "
+                             f"value; keep its results in {self.R} (or declare {e.ty} as "
+                             f"the result type of '{self.t.name}')", e.loc)
 
     def shape(self, e: ir.Expr) -> str:
         """'none', 'single', 'sum', 'max' or 'min' (the combination ``e`` is)."""
@@ -326,7 +394,9 @@ class _Converter:
             first, later = sorted(found, key=lambda k: pos[k])[:2]
             raise self.error(f"results of the task's calls are combined by {first} on line "
                              f"{pos[first][0]} and by {later} here; one task combines them "
-                             f"one way ({SUPPORTED})", self.first_child(found[later]).loc)
+                             "one way (alternating max and min levels, as in minimax, are "
+                             f"not one reduction; {SUPPORTED})",
+                             self.first_child(found[later]).loc)
         if "max" in found:
             self.mode = _Mode.MAX
         elif "min" in found:
@@ -493,6 +563,7 @@ class _Converter:
         """Forward pass: which result locals may hold results of calls; checks every
         return keeps them with one weight/offset.  Returns (live after, always ends)."""
         for s in stmts:
+            self.check_forms(s, live)
             match s:
                 case ir.Assign(target=v, value=e) if v in self.rlocals:
                     self.check_assign(v, e, live)
@@ -530,29 +601,31 @@ class _Converter:
                              f"returned value ({SUPPORTED})", self.first_child(e).loc)
 
     def check_assign(self, v: str, e: ir.Expr, live: frozenset[str]) -> None:
+        n = self.show(v)
         others = {x.name for x in ir.walk_exprs(e)
                   if isinstance(x, ir.Var) and x.name in self.rlocals and x.name != v}
         if others:
-            raise self.error(f"'{v}' is computed from '{sorted(others)[0]}', another local "
+            other = self.show(sorted(others)[0])
+            raise self.error(f"'{n}' is computed from '{other}', another local "
                              "holding results of calls; combine the results in the returned "
                              f"expression instead ({SUPPORTED})", e.loc)
         mentions_self = any(isinstance(x, ir.Var) and x.name == v for x in ir.walk_exprs(e))
         if v in live and not mentions_self:
-            raise self.error(f"this assignment overwrites '{v}', which already holds results "
+            raise self.error(f"this assignment overwrites '{n}', which already holds results "
                              "of the task's calls (their spawns cannot be undone); accumulate "
-                             f"with '{v} += ...' or use a new local", e.loc)
+                             f"with '{n} += ...' or use a new local", e.loc)
         if self.mode == _Mode.SUM:
             children, _ = self.linear(e)
             self.once(children)
             for c in children:
                 if isinstance(c.expr, ir.Var) and c.factors:
-                    raise self.error(f"'{v}' is scaled here after it holds results of calls; "
-                                     f"only '{v} = {v} + ...' accumulates ({SUPPORTED})",
+                    raise self.error(f"'{n}' is scaled here after it holds results of calls; "
+                                     f"only '{n} = {n} + ...' accumulates ({SUPPORTED})",
                                      e.loc)
         else:
             offsets, term = self.split_offset(e)
             if offsets and term is not None:
-                raise self.error(f"add the local term where '{v}' is returned, not where it "
+                raise self.error(f"add the local term where '{n}' is returned, not where it "
                                  f"accumulates ({SUPPORTED})", offsets[0].loc)
             if term is not None:
                 self.leaves(term)
@@ -573,35 +646,37 @@ class _Converter:
             self.once(children)
             seen = {c.expr.name: c for c in children if isinstance(c.expr, ir.Var)}
             for v in live:
+                n = self.show(v)
                 if v not in seen:
-                    raise self.error(f"this return drops '{v}', which holds results of the "
+                    raise self.error(f"this return drops '{n}', which holds results of the "
                                      "task's calls; return it (e.g. return "
-                                     f"{v} + ...)", e.loc)
+                                     f"{n} + ...)", e.loc)
                 c = seen[v]
                 if not all(self.stable(f) for f in c.factors):
-                    raise self.error(f"the weight of '{v}' here depends on locals; weights "
+                    raise self.error(f"the weight of '{n}' here depends on locals; weights "
                                      "of accumulated results must be constants or "
                                      "parameters", e.loc)
                 sig = _signature(c.factors)
                 old = self.weights.setdefault(v, (c.factors, sig))
                 if old[1] != sig:
-                    raise self.error(f"'{v}' is returned with different weights; the "
+                    raise self.error(f"'{n}' is returned with different weights; the "
                                      "results it holds need one weight", e.loc)
             return
         offsets, term = self.split_offset(e)
         leaves = [] if term is None else self.leaves(term)
         names = {x.name for x in leaves if isinstance(x, ir.Var) and x.name in self.rlocals}
         for v in live:
+            n = self.show(v)
             if v not in names:
-                raise self.error(f"this return drops '{v}', which holds results of the "
+                raise self.error(f"this return drops '{n}', which holds results of the "
                                  f"task's calls; return it (e.g. return 1 + {v})", e.loc)
             if not all(self.stable(o) for o in offsets):
-                raise self.error(f"the local term added to '{v}' here depends on locals; it "
+                raise self.error(f"the local term added to '{n}' here depends on locals; it "
                                  "must be a constant or parameter expression", e.loc)
             sig = _signature(tuple(offsets))
             old = self.offsets.setdefault(v, (tuple(offsets), sig))
             if old[1] != sig:
-                raise self.error(f"'{v}' is returned with different local terms added; "
+                raise self.error(f"'{n}' is returned with different local terms added; "
                                  "the results it holds need one", e.loc)
 
     # ------------------------------------------------------------------ rewrite

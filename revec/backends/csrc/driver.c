@@ -60,6 +60,12 @@ static int64_t rv_held[B_KINDS];    /* the bytes of each kind held then */
 static _Atomic int rv_stop;         /* set (to a failure code) when a worker fails */
 static const volatile int64_t *rv_interrupt;  /* nonzero: stop (Ctrl-C) */
 void revec_set_interrupt(const int64_t *flag) { rv_interrupt = flag; }
+static RV_TLS int rv_armed;         /* rv_fail is set (this thread runs a worker) */
+
+void rv_no_return(int helper) {
+    if (!rv_armed) return;
+    rv_fail_code = RV_NO_RETURN + helper; longjmp(rv_fail, 1);
+}
 
 void *rv_realloc(void *p, int64_t bytes) {
     void *q = realloc(p, bytes > 0 ? (size_t)bytes : 1);
@@ -442,6 +448,7 @@ static void *rv_worker_main(void *arg) {
         atomic_compare_exchange_strong(&rv_stop, &none, rv_fail_code);
         goto out;
     }
+    rv_armed = 1;
     /* this worker's own state (its slot, thread, accumulators) */
     rv_charge(B_OTHER, (int64_t)sizeof(rv_worker) + (int64_t)sizeof(pthread_t)
                        + rv_p->acc_bytes);
@@ -474,6 +481,7 @@ static void *rv_worker_main(void *arg) {
         if (rv_nworkers < 2 || !rv_steal(w)) break;
     }
   out:
+    rv_armed = 0;
     w->ws[W_CPU_NS] = rv_cpu_ns() - w->ws[W_CPU_NS];
     free(w->rec); w->rec = NULL; free(w->seg); w->seg = NULL;
     rvm_worker_done(w->accs);

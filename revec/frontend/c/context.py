@@ -171,6 +171,15 @@ class CProgramContext(ProgramBuilder):
             self.error(f"{kind} types are not supported ({what})", tnode)
         if isinstance(tnode, c_ast.Typename):
             return self.type_of(tnode.type, what)
+        if isinstance(tnode, (c_ast.Struct, c_ast.Union)):  # a declaration of the type only
+            kind = "struct" if isinstance(tnode, c_ast.Struct) else "union"
+            tag = _tag(tnode) if tnode.name else f"{kind} S"
+            self.error(f"{kind} types are declared at file scope: revec reads structs only as "
+                       f"arrays of structs passed by pointer (const {tag} *e, "
+                       "e[i].field), with the struct defined outside the functions", tnode)
+        if isinstance(tnode, c_ast.Enum):
+            self.error("enum types are not supported; name the constants with #define",
+                       tnode)
         self.error(f"this type is not supported ({what})", tnode)
 
     def lib(self, name: str) -> LibFunction | None:

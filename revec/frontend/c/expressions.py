@@ -81,6 +81,9 @@ class CExpressions(FunctionBuilder):
     def lower_helper(self) -> ir.HelperDef:
         raise NotImplementedError
 
+    def renamed_locals(self) -> dict[str, str]:
+        return dict(self.scopes.sources)
+
     def condition(self, node: c_ast.Node) -> ir.Expr:
         return self.truth(self.expr(node))
 

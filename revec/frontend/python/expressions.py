@@ -55,6 +55,16 @@ PYTHON = Spelling(
 )
 
 
+def literal_int(node: cst.BaseExpression) -> int | None:
+    """The value of an integer literal (``3``, ``-1``), else None."""
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal_int(node.expression)
+        return None if inner is None else -inner
+    return None
+
+
 def bound_update(decl: ir.ReducerDecl) -> str:
     """The method that updates the bound ``decl``: raise_to (max) or lower_to (min)."""
     return "raise_to" if decl.op == "max" else "lower_to"
@@ -295,7 +305,7 @@ class PyExpressions(FunctionBuilder):
             indices = idx + indices
             base = base.value
         if not isinstance(base, cst.Name):
-            self.error("only module-level arrays can be indexed", node)
+            return self.shape_item(base, indices, node)
         name = base.value
         av = self.array_vars.get(name)
         if av is not None:
@@ -313,6 +323,33 @@ class PyExpressions(FunctionBuilder):
             self.error(f"array '{name}' has dtype {arr.dtype}, which revec does not support",
                        base)
         return self.element(name, arr, Ty(arr.dtype), indices, node)
+
+    def module_array(self, node: cst.BaseExpression) -> tuple[str, np.ndarray] | None:
+        """The module-level array ``node`` names (not a local of the same name)."""
+        if isinstance(node, cst.Name) and node.value not in self.locals:
+            arr = self.ctx.globals().get(node.value)
+            if isinstance(arr, np.ndarray):
+                return node.value, arr
+        return None
+
+    def shape_item(self, base: cst.BaseExpression, indices: list[cst.BaseExpression],
+                   node: cst.Subscript) -> ir.Expr:
+        """``A.shape[k]`` of a module-level array ``A`` (a constant ``k``): a constant."""
+        found = None
+        if isinstance(base, cst.Attribute) and base.attr.value == "shape":
+            found = self.module_array(base.value)
+        if found is None:
+            self.error("only arrays can be indexed: module-level arrays, the task's array "
+                       "parameters and its lists (A[i]); a module-level array's size is "
+                       "A.shape[k] or len(A)", node)
+        name, arr = found
+        k = literal_int(indices[0]) if len(indices) == 1 else None
+        if k is None or not -arr.ndim <= k < arr.ndim:
+            self.error(f"'{name}' has {arr.ndim} dimension(s): index its shape with a "
+                       f"constant, {name}.shape[0]" + (
+                           f" ... {name}.shape[{arr.ndim - 1}]" if arr.ndim > 1 else ""),
+                       node)
+        return ir.Const(self.loc(node), WEAK_INT, int(arr.shape[k]))
 
     def call(self, node: cst.Call, allow_tuple: bool) -> ir.Expr:
         for a in node.args:
@@ -355,6 +392,9 @@ class PyExpressions(FunctionBuilder):
             ap = self.array_named(node.args[0].value.value)
             if ap is not None:
                 return self.view_length(ap, node)
+            found = self.module_array(node.args[0].value)
+            if found is not None and found[1].ndim >= 1:  # a module-level array: a constant
+                return ir.Const(self.loc(node), WEAK_INT, len(found[1]))
         if fname in BUILTINS and fname not in g:
             return self.builtin_call(fname, node)
         self.error(f"call of '{fname}' is not allowed in a task: only helpers of this "
