@@ -47,9 +47,10 @@ int64_t f(int64_t n) {
     int64_t to = f(n - 2);
     cilk_sync;
     int64_t s = from + 1;
-    return s + to;
+    s = s + to;
+    return s + from;
 }
-""", "'from'", "from_c", "from + 1"),
+""", "'from'", "from_c", "from;\n}"),
     ("with", C_HEAD + """\
 int64_t knap(int64_t n, int64_t cap) {
     if (n == 0 || cap <= 0) return 0;

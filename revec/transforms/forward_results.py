@@ -55,6 +55,9 @@ def _replace(e: ir.Expr, name: str, value: ir.Expr) -> ir.Expr:
     if isinstance(e, ir.Var):
         if e.name != name:
             return e
+        # located where the local is read: a message about the combination points at
+        # the use the programmer wrote, not at the call that filled the local
+        value = dataclasses.replace(value, loc=e.loc)
         return value if value.ty == e.ty else ir.Cast(e.loc, e.ty, value)
     changes: dict[str, object] = {}
     for f in dataclasses.fields(e):

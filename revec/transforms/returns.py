@@ -636,9 +636,10 @@ class _Converter:
         names = [c.expr for c in children if isinstance(c.expr, ir.Var)]
         for i, x in enumerate(names):
             if any(isinstance(y, ir.Var) and y.name == x.name for y in names[:i]):
-                raise self.error(f"'{x.name}' holds results of the task's calls and is a "
+                n = self.show(x.name)
+                raise self.error(f"'{n}' holds results of the task's calls and is a "
                                  "term of this sum more than once; write the weight "
-                                 f"(2 * {x.name}) ({SUPPORTED})", x.loc)
+                                 f"(2 * {n}) ({SUPPORTED})", x.loc)
 
     def check_return(self, e: ir.Expr, live: frozenset[str]) -> None:
         if self.mode == _Mode.SUM:
