@@ -157,13 +157,15 @@ class PyExpressions(FunctionBuilder):
             case cst.Name(value="True" | "False" as v):
                 return ir.Const(loc, WEAK_BOOL, v == "True")
             case cst.Name(value=name):
+                if cond and (length := self.truth_length(name, node)) is not None:
+                    return length  # 'if arr:' / 'if not arr:' on a list: its length
                 return self.name_ref(name, node)
             case cst.Attribute():
                 return self.attribute_ref(node)
             case cst.BinaryOperation(left=l, operator=op, right=r):
                 return self.arith(self.operator(op, BIN_OPS), self.expr(l), self.expr(r), node)
             case cst.UnaryOperation(operator=cst.Not(), expression=e):
-                return self.unary("not", self.expr(e), node)
+                return self.unary("not", self.expr(e, cond), node)
             case cst.UnaryOperation(operator=op, expression=e):
                 return self.unary(UNARY_OPS[type(op)], self.expr(e), node)
             case cst.BooleanOperation(left=l, operator=op, right=r):
@@ -211,6 +213,20 @@ class PyExpressions(FunctionBuilder):
                 self.error(f"'{type(node).__name__}' expressions are not allowed in a task "
                            "(only scalar arithmetic, comparisons, calls of helpers and "
                            "indexing of module-level arrays)", node)
+
+    def truth_length(self, name: str, node: cst.Name) -> ir.Expr | None:
+        """A list (input array or task-private list) tested for truth in a condition
+        (``if not arr: return 0``): its length, true when not empty as in Python; None
+        for other names."""
+        if "len" in self.ctx.globals():
+            return None
+        av = self.array_vars.get(name)
+        if av is not None:
+            return self.array_length(av, node)
+        ap = self.array_named(name)
+        if ap is not None and not ap.output:
+            return self.view_length(ap, node)
+        return None
 
     def array_named(self, name: str) -> ir.ArrayParam | None:
         for ap in self.array_params:

@@ -44,8 +44,10 @@ from revec.frontend.python.syntax import (
     ends_with_return,
     forbidden,
     literal_items,
+    parallel_pairs,
     returns_a_value,
     shared_return,
+    split_returning_elifs,
 )
 from revec.ir import BOOL, WEAK_INT, Ty
 from revec.lang import Task
@@ -62,6 +64,8 @@ class PyFunction(PrivateLists):
         self.task_returns: list[Ty] = []
         # the index of each loop over a literal tuple
         self.literal_index: dict[cst.CSTNode, str] = {}
+        # the fresh locals of each parallel assignment (a, b = b, a)
+        self.parallel_temps: dict[cst.CSTNode, list[str]] = {}
 
     def start_round(self) -> None:
         self.returns = []
@@ -270,7 +274,7 @@ class PyFunction(PrivateLists):
             # checked again with narrowed parameters: the result keeps the type the
             # root call's types gave it
             self.result_ty, self.result_annotated = Ty(np.dtype(pinned)), True
-        body = shared_return(body_statements(self.fdef))
+        body = shared_return(split_returning_elifs(body_statements(self.fdef)))
         self.returns_value = self.result_annotated or returns_a_value(self.fdef.body)
         for node in body:
             for part in (node.body if isinstance(node, cst.SimpleStatementLine) else [node]):
@@ -392,6 +396,8 @@ class PyFunction(PrivateLists):
                 if isinstance(target, cst.Name) and (
                         target.value in self.array_vars or self.builds_list(value)):
                     return self.list_assign(target.value, value, node)
+                if (pairs := parallel_pairs(target, value)) is not None:
+                    return self.parallel_assign(pairs, node)
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
                         and target.value.value in self.array_vars and len(target.slice) == 1 \
                         and isinstance(target.slice[0].slice, cst.Index):
@@ -419,6 +425,32 @@ class PyFunction(PrivateLists):
                 if message is not None:
                     self.error(message, node)
                 self.error(f"'{type(node).__name__}' statements are not allowed in a task", node)
+
+    def parallel_assign(self, pairs: list[tuple[cst.Name, cst.BaseExpression]],
+                        node: cst.CSTNode) -> list[ir.Stmt]:
+        """``a, b = b, a % b``: every value evaluated (into a fresh local each) before any
+        name is assigned, as Python does."""
+        loc = self.loc(node)
+        temps = self.parallel_temps.get(node)
+        if temps is None:  # the same locals every round of the type fixpoint
+            taken = names_in(self.fdef) | set(self.literal_index.values()) | {
+                t for ts in self.parallel_temps.values() for t in ts}
+            temps = []
+            for _ in pairs:
+                temps.append(ir.fresh_name("_rv_tuple", taken | set(temps)))
+            self.parallel_temps[node] = temps
+        out: list[ir.Stmt] = []
+        tys = []
+        for tmp, (_, value) in zip(temps, pairs):
+            val = self.expr(value)
+            if isinstance(val, (ir.Call, ir.LibCall)) and len(self.call_result_tys(val)) != 1:
+                self.error("this call returns several values: unpack them (a, b = ...)", value)
+            tys.append(self.set_local(tmp, val.ty, node))
+            out.append(ir.Assign(loc, tmp, self.convert(val, tys[-1])))
+        for tmp, tmp_ty, (name, _) in zip(temps, tys, pairs):
+            ty = self.set_local(name.value, tmp_ty, name)
+            out.append(ir.Assign(loc, name.value, self.convert(ir.Var(loc, tmp_ty, tmp), ty)))
+        return out
 
     def literal_loop(self, var: str, items: list[cst.BaseExpression], body: cst.BaseSuite,
                      node: cst.CSTNode) -> list[ir.Stmt]:

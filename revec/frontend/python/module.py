@@ -13,6 +13,7 @@ from revec import ir
 from revec.errors import RevecError
 from revec.frontend.assemble import assemble, used_helpers
 from revec.frontend.python.context import ProgramContext
+from revec.frontend.python.implicit import implicit_tasks, no_task_error
 from revec.frontend.python.lower import PyFunction
 from revec.frontend.python.source import ParsedSource, load_module
 from revec.lang import BOUND_OPS, REDUCER_OPS, Bound, Reducer, Task
@@ -89,6 +90,8 @@ def check_module(src: ParsedSource, live: types.ModuleType | None,
     ctx = ProgramContext(src, module, functions, reducers)
     ctx.sizes = dict(sizes or {})
     ctx.types = dict(param_types or {})
+    if live is None:
+        implicit_tasks(src, functions, g)
     tasks: dict[str, ir.TaskDef] = {}
     for name, fdef in functions.items():
         if isinstance(g.get(name), Task):
@@ -99,7 +102,7 @@ def check_module(src: ParsedSource, live: types.ModuleType | None,
             raise RevecError("'task' here is not revec's task decorator: "
                              "use 'from revec import task'", src.loc(fdef))
     if not tasks:
-        raise RevecError("no @task function in this file", src.at(1, 1))
+        no_task_error(src)
     program = assemble(str(src.path), src.text, tasks, used_helpers(tasks, ctx.helpers),
                        reducers, ctx.arrays, ctx.libs, module, inputs=ctx.inputs)
     program.untyped = {t: dict(ps) for t, ps in ctx.untyped.items() if t in tasks}

@@ -50,6 +50,8 @@ def text_spec(text: str) -> TypeSpec:
     from revec.frontend.inputs import load_array_file
 
     arr = load_array_file(text, "argument")
+    if arr.ndim == 2 and arr.shape[0] == 1 and not text.endswith(".npy"):
+        arr = arr.reshape(-1)  # one line of numbers: a list (as Python's [10, 20, 30])
     spec = value_spec(arr)
     assert spec is not None
     return spec

@@ -190,3 +190,57 @@ def max_ifexp(node: cst.IfExp) -> tuple[str, cst.Name, cst.Name] | None:
         return None
     picks_left = body.value == a  # the branch taken when the test holds is a
     return ("max" if greater == picks_left else "min"), body, orelse
+
+
+def split_returning_elifs(stmts: list[cst.CSTNode]) -> list[cst.CSTNode]:
+    """Base cases written as one chain, ``if n == 1: return 1`` ``elif n == 2: return 2``
+    (no ``else``), followed by the inductive case: every branch of the chain returns,
+    so it is the sequence ``if n == 1: return 1`` ``if n == 2: return 2``, the task
+    shape's base case then the inductive case's own early returns.  Other statements
+    are kept as they are."""
+    out: list[cst.CSTNode] = []
+    for i, node in enumerate(stmts):
+        if (i + 1 < len(stmts) and isinstance(node, cst.If)
+                and isinstance(node.orelse, cst.If) and _every_branch_returns(node)):
+            out += _chain(node)
+        else:
+            out.append(node)
+    return out
+
+
+def _every_branch_returns(node: cst.If) -> bool:
+    """No ``else``, and every branch ends with ``return``."""
+    branch: cst.If | cst.Else | None = node
+    while isinstance(branch, cst.If):
+        if not ends_with_return(list(block_body(branch.body))):
+            return False
+        branch = branch.orelse
+    return branch is None
+
+
+def _chain(node: cst.If) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    branch: cst.If | cst.Else | None = node
+    while isinstance(branch, cst.If):
+        out.append(branch.with_changes(orelse=None))
+        branch = branch.orelse
+    return out
+
+
+def parallel_pairs(target: cst.BaseExpression, value: cst.BaseExpression
+                   ) -> list[tuple[cst.Name, cst.BaseExpression]] | None:
+    """``a, b = b, a % b`` (a tuple or list of plain names, a tuple or list of as many
+    values, nothing starred): its (name, value) pairs; None otherwise."""
+    if not isinstance(target, cst.Tuple | cst.List) or not isinstance(
+            value, cst.Tuple | cst.List):
+        return None
+    if len(target.elements) != len(value.elements) or len(target.elements) < 2:
+        return None
+    pairs = []
+    for t, v in zip(target.elements, value.elements):
+        if not isinstance(t, cst.Element) or not isinstance(v, cst.Element) \
+                or not isinstance(t.value, cst.Name):
+            return None
+        pairs.append((t.value, v.value))
+    names = [n.value for n, _ in pairs]
+    return pairs if len(set(names)) == len(names) else None
