@@ -16,7 +16,7 @@ own numba compiles format numba's messages without colour only while they run
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from revec.lang import Bound, Output, Reducer, Task, reduce, spawn
@@ -33,20 +33,26 @@ class RunnableTask(Task):
     """A task function made by ``@task``: calling it runs the sequential reference
     (:class:`revec.lang.Task`), :meth:`run` compiles and runs it."""
 
-    def run(self, *args: Any, variant: str = "reexp", backend: str = "auto",
+    def run(self, *args: Any, variant: str = "reexp", backend: str | None = None,
             block_size: int | None = None, reexp_threshold: int | None = None,
-            simd_width: int | None = None, max_memory: int | None = None,
-            compaction: str | None = None, check_outputs: bool = False) -> RunResult:
+            simd_width: int | None = None, max_memory: int | str | None = None,
+            compaction: str | None = None, workers: int | None = 1,
+            inputs: Mapping[str, Any] | None = None,
+            check_outputs: bool = False) -> RunResult:
         """Compile this task (cached per function source and back end) and run it:
-        ``fib.run(30, variant="reexp", backend="c", block_size=4096)``.  Returns a
-        :class:`revec.api.RunResult` (``.result``, ``.reducers``, ``.stats``,
-        ``.outputs``); the options are those of :func:`revec.api.run_program`."""
+        ``fib.run(30, variant="reexp", backend="c", block_size=4096, workers=2,
+        max_memory="2G")``.  The options are ``revec run``'s, checked by the same code
+        (``backend`` None: auto; ``workers`` None: the cores this process may use;
+        ``max_memory``: bytes or a size such as "512M"); what the command line writes
+        (``--output``, ``--json``) is in the returned :class:`revec.api.RunResult`
+        (``.outputs``, ``.to_json()``); a Dask run is :func:`revec.cluster.run_dask`
+        on the task's file.  Unannotated parameters take the types of ``args``."""
         from revec.api import run_task
 
         return run_task(self, args, variant=variant, backend=backend,
                         block_size=block_size, reexp_threshold=reexp_threshold,
                         simd_width=simd_width, max_memory=max_memory, compaction=compaction,
-                        check_outputs=check_outputs)
+                        workers=workers, inputs=inputs, check_outputs=check_outputs)
 
 
 def task(fn: Callable[..., Any]) -> RunnableTask:

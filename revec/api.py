@@ -22,6 +22,7 @@ from revec.errors import RevecError
 from revec.frontend import arg_value, load_program
 from revec.frontend.inputs import bind_inputs
 from revec.frontend.outputs import start_outputs
+from revec.frontend.python.roots import root_typed
 from revec.runtime.memory import check_budget, default_budget
 from revec.runtime.sequential import run_sequential
 from revec.runtime.stats import RunStats
@@ -32,6 +33,59 @@ from revec.transforms.schedule import STRATEGIES, UNBOUNDED, Schedule
 VARIANTS = ("seq", *STRATEGIES)
 # what ``backend=`` accepts: auto and every back end of the registry
 BACKENDS = registry.choices()
+
+
+# the numeric run options and the least value each takes: one check for the command
+# line (``--workers``) and the API (``workers=``), so every bad value gets one message
+# style: "--workers must be at least 1, got -1" / "workers must be at least 1, got -1"
+COUNTS = {"block_size": 1, "reexp_threshold": 0, "simd_width": 1, "workers": 1,
+          "dask_local": 1}
+
+
+def cli_spelling(name: str) -> str:
+    """An option as the command line spells it (``--block-size``)."""
+    return "--" + name.replace("_", "-")
+
+
+def read_count(name: str, value: Any, spell: Any = str) -> int | None:
+    """The numeric run option ``name`` (text from the command line, or an integer from
+    the API) as an integer, range-checked (:data:`COUNTS`); None: not given."""
+    if value is None:
+        return None
+    option = spell(name)
+    if isinstance(value, bool) or not isinstance(value, str | int | np.integer):
+        raise RevecError(f"{option} must be an integer, got {value!r}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise RevecError(f"{option} must be an integer, got {value!r}") from None
+    least = COUNTS[name]
+    if number < least:
+        raise RevecError(f"{option} must be at least {least}, got {number}")
+    return number
+
+
+def check_seq_backend(variant: str, backend: str | None, spell: Any = str) -> None:
+    """The seq variant is the plain Python program: it takes no back end."""
+    if variant == "seq" and backend is not None:
+        raise RevecError(f"{spell('variant')} seq runs the plain recursive Python program, "
+                         f"not compiled code: it takes no {spell('backend')} (got "
+                         f"{spell('backend')} {backend}); use {spell('variant')} bfs, blocked "
+                         f"or reexp for the {backend} back end")
+
+
+def memory_option(value: Any, spell: Any = str) -> int | None:
+    """``max_memory``: bytes, or a size as the command line takes it ("8G", "512M")."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        from revec.runtime.memory import parse_size
+
+        return parse_size(value)
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise RevecError(f"{spell('max_memory')} must be a number of bytes or a size such "
+                         f"as \"8G\", got {value!r}")
+    return int(value)
 
 
 def c_compiler_works() -> bool:
@@ -138,16 +192,22 @@ def task_program(fn: Any) -> ir.Program:
     import inspect
     import linecache
 
-    code = getattr(fn.fn, "__code__", None)
-    filename = code.co_filename if code is not None else inspect.getsourcefile(fn.fn)
+    # the function as written: under functools.lru_cache / cache or any
+    # functools.wraps wrapper (__wrapped__), whose own code is elsewhere
+    target = getattr(fn, "source_fn", fn.fn)
+    code = getattr(target, "__code__", None)
+    filename = code.co_filename if code is not None else inspect.getsourcefile(target)
     if not filename:
         raise RevecError(f"the source of task '{fn.__name__}' cannot be found")
     linecache.checkcache(filename)
-    text = "".join(linecache.getlines(filename, fn.fn.__globals__))
+    g = getattr(target, "__globals__", None)
+    if g is None:
+        raise RevecError(f"the source of task '{fn.__name__}' cannot be found (not a "
+                         "Python function)")
+    text = "".join(linecache.getlines(filename, g))
     if not text:
         raise RevecError(f"the source of task '{fn.__name__}' ({filename}) cannot be found; "
                          "define it in a file, or register exec'd source in linecache")
-    g = fn.fn.__globals__
     module: Any = sys.modules.get(g.get("__name__", ""))
     if module is None or module.__dict__ is not g:
         module = _LiveModule(g)
@@ -167,10 +227,29 @@ class _LiveModule:
         return isinstance(other, _LiveModule) and other.__dict__ is self.__dict__
 
 
-def run_task(fn: Any, args: tuple[Any, ...], **options: Any) -> RunResult:
-    """``task.run(*args, **options)``: see :meth:`revec.RunnableTask.run`."""
+def run_task(fn: Any, args: tuple[Any, ...], *, variant: str = "reexp",
+             backend: str | None = None, block_size: Any = None,
+             reexp_threshold: Any = None, simd_width: Any = None, max_memory: Any = None,
+             compaction: str | None = None, workers: Any = 1,
+             inputs: Mapping[str, Any] | None = None,
+             check_outputs: bool = False) -> RunResult:
+    """``task.run(*args, **options)``: see :meth:`revec.RunnableTask.run`.  The options
+    of ``revec run``, checked by the same code as the command line's."""
+    if variant not in VARIANTS:
+        raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    # (unlike the command line, the API's seq variant ignores a back end given: a loop
+    # over variants passes one to each)
+    if compaction is not None and compaction not in COMPACTIONS:
+        raise RevecError(f"unknown compaction {compaction!r}; expected one of {COMPACTIONS}")
     program = task_program(fn)
-    return run_loaded(program, fn.__name__, args, **options)
+    return run_loaded(program, fn.__name__, args, variant=variant,
+                      backend=backend or "auto",
+                      block_size=read_count("block_size", block_size),
+                      reexp_threshold=read_count("reexp_threshold", reexp_threshold),
+                      simd_width=read_count("simd_width", simd_width),
+                      max_memory=memory_option(max_memory), compaction=compaction,
+                      workers=None if workers is None else read_count("workers", workers),
+                      inputs=inputs, check_outputs=check_outputs)
 
 
 def root_args(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
@@ -239,7 +318,7 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
     filled in place when it is a writable NumPy array of its shape, and every output
     is in ``RunResult.outputs``; ``check_outputs``: first run the sequential reference
     recording which task writes each element of each output, and fail naming both
-    tasks when two write one (the compiled runs do not check).  ``max_memory``: bytes of thread frames the run may hold
+    tasks when two write one (the compiled runs do not check).  ``max_memory``: bytes the run may hold (thread frames, record stacks, per-level statistics, per-worker state)
     (default: half of the machine's memory; 0: no limit); a run that would need more
     stops with :class:`revec.runtime.memory.MemoryBudgetError`.  ``workers``: threads
     running the schedule with work stealing (default 1; None: the cores this process
@@ -259,9 +338,15 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                simd_width: int | None = None, max_memory: int | None = None,
                compaction: str | None = None, workers: int | None = 1,
                inputs: Mapping[str, Any] | None = None,
-               check_outputs: bool = False) -> RunResult:
+               check_outputs: bool = False, narrow: bool = True) -> RunResult:
+    """:func:`run_program` on a checked program.  ``narrow=False``: a Python task's
+    unannotated parameters keep the root call's types (int64, ...), not narrowed by
+    the value-range analysis (which never changes a result; for comparisons)."""
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    # a Python task's unannotated parameters: the root call's types, narrowed by the
+    # value-range analysis for compiled runs (the plain Python run keeps the root's)
+    program = root_typed(program, task, args, narrow=narrow and variant != "seq")
     program, args, user_args = bind_inputs(program, task, args, inputs)
     rargs = root_args(program, task, args)
     checked = None
@@ -333,6 +418,10 @@ def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]
     """The plain reference run's arguments: the converted scalars, and each array
     argument as the bound NumPy array of its declared element type (a ``list[int]``'s
     elements are int64 in every run, as the compiled ones compute)."""
+    wide = program.root_types.get(t.name, {})
+    if wide:  # narrowed parameters: plain Python computes in the root call's types
+        rargs = tuple(np.dtype(wide[p.name]).type(a.item()) if p.name in wide else a
+                      for p, a in zip(t.user_params, rargs)) + rargs[len(t.user_params):]
     if not (t.arrays or t.private):
         return rargs[:len(t.user_params)]
     scalars = iter(rargs[:len(t.user_params)])

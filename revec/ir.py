@@ -403,6 +403,9 @@ class TaskDef:
     arrays: tuple[ArrayParam, ...] = ()
     # the parameters that are task-private arrays (boards), in argument order
     private: tuple[PrivateArray, ...] = ()
+    # locals whose IR name is not the source's (a C block-scoped local renamed
+    # ``x_2``, a reserved word ``with_c``): IR name -> source name, for messages
+    source_names: dict[str, str] = field(default_factory=dict)
 
     @property
     def arity(self) -> int:
@@ -447,6 +450,12 @@ class Program:
     # by parameters set to root values: ``specialize({(task, param): value})`` (set by
     # the front end; None: no such arrays can be specialised)
     specialize: Any = None
+    # a Python task's unannotated parameters: task -> parameter -> the type the program
+    # is checked with (a numpy dtype, or an array's type: the root call's, from its
+    # values; revec.frontend.python.roots), and for those the value-range analysis
+    # narrowed, the root call's own type (what the plain Python reference computes in)
+    untyped: dict[str, dict[str, Any]] = field(default_factory=dict)
+    root_types: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def outputs(self) -> dict[str, InputDecl]:
@@ -465,13 +474,18 @@ def fresh_name(base: str, taken: set[str]) -> str:
 
 
 def speculable(e: Expr) -> bool:
-    """Safe to evaluate where the program would not: no memory reads, no calls."""
-    match e:
-        case ArrayRef() | Call() | LibCall() | Pick():
-            return False
-        case Const() | Var() | BoundRead():
-            return True
-    return all(speculable(v) for v in _children(e))
+    """Safe to evaluate where the program would not: no memory reads, no calls.
+    Iterative: a 1,000-term expression nests deeper than Python's recursion limit."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        match x:
+            case ArrayRef() | Call() | LibCall() | Pick():
+                return False
+            case Const() | Var() | BoundRead():
+                continue
+        stack += _children(x)
+    return True
 
 
 def _children(e: Expr) -> list[Expr]:
@@ -545,3 +559,28 @@ def param_boards(params: tuple[Param, ...], body: tuple[Stmt, ...]
             if key not in out and all(k in names for k in key):
                 out.append(key)
     return out
+
+
+def falls_through(stmts: tuple[Stmt, ...] | list[Stmt]) -> bool:
+    """May running ``stmts`` reach their end (no ``return`` on some path)?  Conservative:
+    True unless every path returns (an ``if`` whose branches both return, a ``while``
+    whose condition is the constant true and whose body never breaks out of it)."""
+    for s in stmts:
+        if isinstance(s, Return):
+            return False
+        if isinstance(s, If) and not falls_through(s.then) and not falls_through(s.orelse):
+            return False
+        if (isinstance(s, While) and isinstance(s.cond, Const) and s.cond.value
+                and not _breaks(s.body)):
+            return False
+    return True
+
+
+def _breaks(stmts: tuple[Stmt, ...] | list[Stmt]) -> bool:
+    """A ``break`` of the loop whose body is ``stmts`` (not of a loop inside it)."""
+    for s in stmts:
+        if isinstance(s, Break):
+            return True
+        if isinstance(s, If) and (_breaks(s.then) or _breaks(s.orelse)):
+            return True
+    return False

@@ -196,7 +196,10 @@ class Task:
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fn)
-        self.fn = fn
+        self.fn = fn  # what a call runs (a caching or tracing wrapper stays in place)
+        # the function as written, under functools wrappers (lru_cache, cache, any
+        # functools.wraps decorator): the front end reads its source
+        self.source_fn: Callable[..., Any] = inspect.unwrap(fn)
         sig = inspect.signature(fn)
         self.param_names = list(sig.parameters)
         self.param_types: list[type[np.generic] | None] = [

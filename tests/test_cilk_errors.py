@@ -225,20 +225,21 @@ long f(int n) {
   }
   return f(n - 1);
 }
-""", "in the base case", "(n + 2)@"),
-    ("cilk_for", """\
-void f(int n) {
-  if (n < 2) return;
-  cilk_for (int i = 0; i < n; i++) f(i);
-}
-""", "cilk_for loops are not supported", "cilk_for"),
-    ("function_like_macro", """\
-#define SQ(x) ((x) * (x))
+""", "in the first branch of the is-base test", "(n + 2)@"),
+    ("cilk_reducer", """\
 long f(int n) {
+  long cilk_reducer(0, 0) total = 0;
   if (n < 2) return n;
   return f(n - 1);
 }
-""", "function-like macro 'SQ'", "#define SQ"),
+""", "cilk_reducer hyperobjects are not supported", "cilk_reducer"),
+    ("error_inside_function_like_macro", """\
+#define SQ(x) ((x) * (x))
+long f(int n) {
+  if (n < 2) return n;
+  return f(n - 1) + SQ(g(n));
+}
+""", "call of unknown function 'g'", "g(n))"),
     ("local_array_not_summed", """\
 long f(int n) {
   if (n < 2) return n;

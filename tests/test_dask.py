@@ -5,6 +5,7 @@ killed in the middle of the run (Dask runs its lost chunks again)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -60,9 +61,11 @@ def test_dask_tree_smaller_than_the_frontier(client: Any) -> None:
     assert got.stats.per_worker == []  # finished during the expansion: no chunks
 
 
-def test_killed_worker_chunks_rerun(client: Any) -> None:
+def test_killed_worker_chunks_rerun(client: Any, capsys: pytest.CaptureFixture[str]
+                                    ) -> None:
     """Kill a worker process that is running a chunk; Dask reruns its chunks
-    elsewhere (the nanny restarts the process) and the result is unchanged."""
+    elsewhere (the nanny restarts the process) and the result is unchanged.  The run
+    says so on stderr: which worker left with how many chunks."""
     one = run_program(FIB, "fib", (38,), backend="c", workers=1)
     killed: list[int] = []
 
@@ -82,6 +85,9 @@ def test_killed_worker_chunks_rerun(client: Any) -> None:
     assert got.reducers == one.reducers
     assert got.stats.tasks == one.stats.tasks
     assert len(got.stats.per_worker) == 24
+    said = re.findall(r"^revec: Dask worker (\S+) left with (\d+) chunks? not done; Dask "
+                      r"runs (?:them|it) again$", capsys.readouterr().err, re.M)
+    assert said and 1 <= int(said[0][1]) < 24, said
 
 
 def test_cli_dask_local(capsys: pytest.CaptureFixture[str]) -> None:

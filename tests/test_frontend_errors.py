@@ -27,7 +27,7 @@ def f(n: np.int32):
         spawn(f, n - 1)
     else:
         spawn(f, n - 1)
-""", "spawn in the base case", 9, 9),
+""", "spawn in the first branch of the is-base test", 9, 9),
     ("spawn_other_function", """
 @task
 def g(n: np.int32):
@@ -67,14 +67,16 @@ def f(n: np.int32):
     else:
         f(n - 1)
 """, "recursion by a plain call", 11, 9),
-    ("unannotated_param", """
+    # (an unannotated parameter is typed by the root call; its default must be a value
+    # of the type revec checks it with)
+    ("unannotated_param_bad_default", """
 @task
-def f(n):
+def f(n="ten"):
     if n < 2:
         reduce(count, 1)
     else:
         spawn(f, n - 1)
-""", "parameter 'n' has no type annotation", 7, 7),
+""", "the default 'ten' of parameter 'n' is not an integer", 7, 9),
     ("non_scalar_param", """
 @task
 def f(n: list):

@@ -10,9 +10,13 @@ Marked slow (``pytest -m slow``); a seeded handful runs in the default suite.
 from __future__ import annotations
 
 import math
+import os
 import random
 import re
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +25,7 @@ import pytest
 from revec.api import run_program
 from revec.errors import RevecError
 from revec.frontend import load_program
+from revec.runtime.memory import MemoryBudgetError
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted([*(ROOT / "benchmarks").glob("*.py"), *(ROOT / "tests" / "programs").glob("*.py"),
@@ -132,32 +137,42 @@ def _alarm(_sig: int, _frame: object) -> None:
     raise _Timeout
 
 
-def _differential(src: Path, text: str, tmp: Path) -> None:
+def _differential(src: Path, text: str, tmp: Path, seconds: int = 20) -> str:
+    """``text`` (a mutant of ``src``) checked; if accepted and small, its reducers under
+    seq and three compiled variants (C and numba) agree.  A plain run that does not end
+    within ``seconds`` (interrupted by SIGALRM, in the calling thread) or ends with an
+    error has nothing to compare.  Returns what happened: "rejected", "not run" (not a
+    small program's task), "seq error", "seq timeout", "over budget", "timeout" or
+    "same"."""
     program = _check(src, text, tmp)
-    if program is None or src.name not in SMALL:
-        return
-    task = SMALL[src.name]
+    if program is None:
+        return "rejected"
+    task = SMALL.get(src.name, "")
     if task not in program.tasks:  # type: ignore[attr-defined]
-        return
+        return "not run"
     path = tmp / src.name
     old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(20)
+    signal.alarm(seconds)
     try:
         try:
             want = run_program(path, task, (), variant="seq").reducers
         except RevecError:
-            return
-        except (_Timeout, RecursionError, ArithmeticError, ValueError, OverflowError):
-            return  # the plain program itself does not finish cleanly: nothing to compare
+            return "seq error"
+        except (RecursionError, ArithmeticError, ValueError, OverflowError):
+            return "seq error"  # the plain program does not finish cleanly: no answer
+        except _Timeout:
+            return "seq timeout"
         for variant, backend in (("bfs", "c"), ("reexp", "c"), ("blocked", "numba")):
             got = run_program(path, task, (), variant=variant, backend=backend,
                               block_size=64, max_memory=1 << 28).reducers
             assert _same(want, got), (variant, backend, want, got, text)
+        return "same"
     except _Timeout:
-        return
-    except RevecError:
-        # a compiled variant may stop over its memory budget; nothing else is expected
-        return
+        return "timeout"
+    except MemoryBudgetError:
+        # a compiled variant may stop over its memory budget; nothing else is expected:
+        # any other error of a compiled run on a program seq ran is a defect
+        return "over budget"
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
@@ -171,10 +186,83 @@ def test_mutants_are_located_errors_or_accepted(tmp_path: Path, seed: int) -> No
         _check(src, text, d)
 
 
+# The default run's sample of the sweep below: (seed, mutant) pairs it found defects
+# with.  A 1,000-term sum (which C and numba emitted by recursion, past Python's limit);
+# fib(300), which runs for ages (the alarm interrupted seq, whose thread ran on and
+# aborted the interpreter); a task that never reaches its base case (seq's message).
+# (seed, mutant, alarm seconds, outcome)
+SAMPLE = [(53, 1, 60, "same"), (102, 1, 2, "seq timeout"), (120, 5, 60, "seq error")]
+
+
+@pytest.mark.parametrize(("seed", "index", "seconds", "outcome"), SAMPLE)
+def test_mutants_differential_sample(tmp_path: Path, seed: int, index: int, seconds: int,
+                                     outcome: str) -> None:
+    src, text = list(mutants(seed, index + 1))[index]
+    assert _differential(src, text, tmp_path, seconds) == outcome
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 140))
+@pytest.mark.parametrize("seed", range(100, 200))
 def test_mutants_differential(tmp_path: Path, seed: int) -> None:
     for i, (src, text) in enumerate(mutants(seed, 6)):
         d = tmp_path / str(i)
         d.mkdir()
-        _differential(src, text, d)
+        _differential(src, text, d)  # (asserts inside)
+
+
+LONG_FIB = (ROOT / "revec" / "demos" / "fib.py").read_text().replace("= 20", "= 300")
+INTERRUPTED = """
+import signal, sys, time
+from revec.api import get_program, run_program
+
+class Late(Exception):
+    pass
+
+def late(*_):
+    raise Late
+
+path = sys.argv[1]
+limit = sys.getrecursionlimit()
+signal.signal(signal.SIGALRM, late)
+signal.setitimer(signal.ITIMER_REAL, 1.0)
+try:
+    run_program(path, "fib", (), variant="seq")
+except Late:
+    pass
+count = get_program(path).module.count
+before = count.value
+time.sleep(0.5)
+print("still" if count.value == before else "running", sys.getrecursionlimit() == limit)
+sys.stdout.flush()
+"""
+
+
+def test_interrupted_seq_run_stops_its_thread(tmp_path: Path) -> None:
+    """Found by the slow sweep: seq interrupted in the calling thread (its alarm) left
+    its thread running fib(300), with the recursion limit lowered under it, and the
+    interpreter aborted ("Fatal Python error: ... Cannot recover from stack overflow")."""
+    path = tmp_path / "fib.py"
+    path.write_text(LONG_FIB)
+    r = subprocess.run([sys.executable, "-c", INTERRUPTED, str(path)], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (r.returncode, r.stdout, r.stderr) == (0, "still True\n", "")
+
+
+def test_sigint_during_seq_run(tmp_path: Path) -> None:
+    """Ctrl-C in `revec run --variant seq` of a run that never ends in practice: one
+    line, exit status 130, at once."""
+    path = tmp_path / "fib.py"
+    path.write_text(LONG_FIB)
+    proc = subprocess.Popen([sys.executable, "-m", "revec", "run", str(path), "fib",
+                             "--variant", "seq"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            # (a background shell's children start with SIGINT ignored)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4.0)  # start-up (about 1 s) and into the run
+    assert proc.poll() is None, "the run ended before it was interrupted"
+    t_sig = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out, err) == (130, "", "revec: interrupted\n")
+    assert time.monotonic() - t_sig < 5.0

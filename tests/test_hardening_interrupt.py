@@ -5,6 +5,7 @@ line and exit status 130, no traceback."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -93,3 +94,62 @@ def test_flag_is_set_by_sigint_in_this_process() -> None:
     assert flag[0] != 0 and interrupt.interrupted()
     interrupt.clear()
     assert flag[0] == 0
+
+
+def test_sigint_during_a_dask_local_run(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals the whole process group: the head and the local
+    cluster's worker processes.  The run ends with one line, "revec: interrupted", and
+    exit status 130: no worker's KeyboardInterrupt traceback (there were four, 68
+    lines), no log line of Dask's, and no process of the run left behind."""
+    pytest.importorskip("distributed")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the session's compile cache
+    cmd = [sys.executable, "-m", "revec", "run", FIB, "fib", "42", "--dask-local", "2",
+           "--workers", "1", "--backend", "c"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)  # its own process group, as a shell's
+    assert proc.stderr is not None and proc.stdout is not None
+    err = b""
+    try:
+        # the first chunk done: the workers are running the others
+        while b"chunks done" not in err:
+            byte = proc.stderr.read(1)
+            assert byte, f"the run ended first: {err!r}"
+            err += byte
+        os.killpg(proc.pid, signal.SIGINT)
+        rest_err, out = proc.stderr.read(), proc.stdout.read()
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = (err + rest_err).decode()
+    assert proc.returncode == 130, text
+    assert out == b""
+    lines = [ln for ln in text.replace("\r", "\n").splitlines() if ln]
+    assert lines[-1] == "revec: interrupted"
+    assert all(re.fullmatch(r"revec: \d+/\d+ chunks done", ln) for ln in lines[:-1]), text
+    assert "Traceback" not in text and "KeyboardInterrupt" not in text
+    # the cluster's processes are gone with the run (none of its group still runs)
+    deadline = time.monotonic() + 10
+    while _running_in_group(proc.pid):
+        if time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise AssertionError("processes of the run outlived it")
+        time.sleep(0.1)
+
+
+def _running_in_group(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` that are not zombies (a dead child of the run,
+    left to init to reap, is one)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == pgid and state != "Z":
+            found.append(int(entry.name))
+    return found

@@ -34,10 +34,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("revec.lib",),                      # runtime-library functions callable from tasks
     ("revec.transforms",),               # IR -> IR passes, schedules, kernel plans
     ("revec.emit",),                     # the IR's Python and C expression printers
-    ("revec.frontend",),                 # source (Python, Cilk C) -> checked IR
-    # The C toolchain (compile with cffi, cache, check the cache): a tool the runtime's
-    # compaction tables, the C back end and the benchmarks share.
+    # The C toolchain (compile with cffi, cache, check the cache; find the compiler): a
+    # tool the Cilk C front end (its preprocessor), the runtime's compaction tables, the
+    # C back end and the benchmarks share.
     ("revec.toolchain",),
+    ("revec.frontend",),                 # source (Python, Cilk C) -> checked IR
     ("revec.runtime", "revec.treegen"),  # schedulers, statistics | tree generator
     ("revec.backends",),                 # generated numba / C code, built and run
     ("revec.api",),                      # check, compile and run programs

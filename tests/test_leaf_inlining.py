@@ -1,5 +1,5 @@
-"""Leaf inlining (revec/transforms/kernel_plan.py, ``leaf_decision``; on by default for
-numba, REVEC_PLAN_ON=leaf_inline for C, REVEC_PLAN_OFF=leaf_inline off): at every spawn the
+"""Leaf inlining (revec/transforms/kernel_plan.py, ``leaf_decision``; off by default on
+both back ends, REVEC_PLAN_ON=leaf_inline on, REVEC_PLAN_OFF=leaf_inline off): at every spawn the
 child's is-base test runs on the child's arguments, and a child that is a base case runs
 its base case in the parent's lane and is never written.  Both drivers count such a leaf
 as a task and a leaf of the child's level and as a thread of the child block it belongs
@@ -82,7 +82,7 @@ def references() -> dict[str, tuple[list[list[int]], dict[str, Any]]]:
 
 
 def build(monkeypatch: pytest.MonkeyPatch, backend: str, name: str, off: str) -> Any:
-    """The compiled task with leaf inlining switched off (``off``) or on (the C target's
+    """The compiled task with leaf inlining switched off (``off``) or on (both targets'
     default is off)."""
     path, task, _ = PROGRAMS[name]
     monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
@@ -125,11 +125,14 @@ def test_counts_are_the_sequential_references(
 
 def test_the_plan_decides_and_says_why() -> None:
     fib = api.get_program(ROOT / "benchmarks" / "fib.py")
-    # by default where the target measured it faster (numba), not on C
-    assert kp.build_plan(fib, "fib", target="numba", off=NONE, on=NONE).leaf_inline
-    c = kp.build_plan(fib, "fib", off=NONE, on=NONE)
-    assert c.leaf_inline is None and "leaf inlining: not by default for the c back end" \
-        in c.render()
+    # off by default on both back ends (measured slower on C, mixed on numba)
+    for target in ("c", "numba"):
+        default = kp.build_plan(fib, "fib", target=target, off=NONE, on=NONE)
+        assert default.leaf_inline is None and isinstance(
+            default.step(kp.StraightSpawns), kp.StraightSpawns), target
+        assert f"leaf inlining: off by default on the {target} back end" in default.render()
+        assert "REVEC_PLAN_ON=leaf_inline switches it on" in default.render()
+        assert kp.build_plan(fib, "fib", target=target, off=NONE, on=ON).leaf_inline, target
     on = kp.build_plan(fib, "fib", off=NONE, on=ON)
     lane = on.step(kp.LaneSpawns)
     assert on.leaf_inline is not None and isinstance(lane, kp.LaneSpawns) and lane.leaves
@@ -152,7 +155,7 @@ def test_the_plan_decides_and_says_why() -> None:
         assert plan.leaf_inline is None and f"leaf inlining: not applied: {reason}" \
             in plan.render(), name
     # the numba plan's passes: one mask of inlined leaves per site
-    nb = kp.build_plan(fib, "fib", target="numba", off=NONE, on=NONE)
+    nb = kp.build_plan(fib, "fib", target="numba", off=NONE, on=ON)
     lane = nb.step(kp.LaneSpawns)
     assert isinstance(lane, kp.LaneSpawns)
     assert [p.name for p in lane.passes if p.kind == "leaf"] == ["ml0", "ml1"]
@@ -166,12 +169,16 @@ def test_the_switch(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
     assert "leaf inlining: switched off" in capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
-    assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
-    assert "leaf inlining: not by default" in capsys.readouterr().out
+    monkeypatch.setenv(kp.PLAN_ON_ENV, "")
+    for backend in ("c", "numba"):
+        assert main(["transform", str(path), "--plan", "--backend", backend]) == 0
+        assert f"leaf inlining: off by default on the {backend} back end" \
+            in capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_ON_ENV, "leaf_inline")
     assert kp.plan_on() == ON
-    assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
-    assert "leaf inlining: on:" in capsys.readouterr().out
+    for backend in ("c", "numba"):
+        assert main(["transform", str(path), "--plan", "--backend", backend]) == 0
+        assert "leaf inlining: on:" in capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_OFF_ENV, "leaf_inline,unrolling")
     with pytest.raises(RevecError, match="unknown plan technique 'unrolling'"):
         kp.plan_off()
@@ -192,3 +199,22 @@ def test_the_switch_is_part_of_the_cache_keys(monkeypatch: pytest.MonkeyPatch) -
     assert on is not off and on.source != off.source
     assert "klf[" in on.source and "klf[" not in off.source
     assert build(monkeypatch, "c", "fib", "") is on
+
+
+@pytest.mark.skipif(not HAS_GCC, reason="no gcc")
+def test_long_chains_in_an_inlined_base_case(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A base case of 1,000-term chains (tests/test_deep_expressions.py) inlined into the
+    parent's lane: the plan renames its variables without recursion (deeper than
+    Python's limit), and the run agrees with the plain Python run."""
+    from tests.test_deep_expressions import program
+
+    path = tmp_path / "deep_chains.py"
+    path.write_text(program())
+    want = api.run_program(path, "walk", (12,), variant="seq").reducers
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
+    monkeypatch.setenv(kp.PLAN_ON_ENV, "leaf_inline")
+    assert api.compiled_task(api.get_program(path), "walk", "c").plan.leaf_inline
+    got = api.run_program(path, "walk", (12,), variant="bfs", backend="c")
+    assert got.reducers == want
+    assert got.stats.inlined > 0

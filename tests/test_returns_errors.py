@@ -96,7 +96,7 @@ def f(n: np.int32) -> np.int64:
     if n < 2:
         return f(n + 2)
     return f(n - 1)
-""", "in the base case", "f(n + 2)"),
+""", "in the first branch of the is-base test", "f(n + 2)"),
     ("missing_return", """
 @task
 def f(n: np.int32) -> np.int64:

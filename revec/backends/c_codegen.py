@@ -28,6 +28,7 @@ from revec.emit.writer import at, resolve
 from revec.errors import RevecError
 from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
+from revec.runtime.no_return import helper_index
 from revec.transforms import kernel_plan as kp
 from revec.transforms.lanes import Fold, LaneBody
 
@@ -168,6 +169,10 @@ class CModuleGen:
         lines = at(h.loc, [f"static inline {ret} h_{h.name}({', '.join(params) or 'void'}) {{"])
         lines += self.locals_decl(h.locals, "    ")
         lines += body
+        if h.result_tys and ir.falls_through(h.body):
+            # a path without 'return': the run stops with a located error (the driver's
+            # rv_no_return), as plain Python would fail on the None it returns
+            lines.append(f"    rv_no_return({helper_index(self.program, h.name)});")
         if ret != "void":
             lines.append(f"    return ({ret})0;")
         lines.append("}")

@@ -16,7 +16,8 @@ from revec.backends.c_codegen import generate_c_module
 from revec.backends.c_driver import CDEF, DRIVER_OBJECT, ENTRIES, W_COLS
 from revec.errors import RevecError
 from revec.runtime import interrupt
-from revec.runtime.memory import MemoryBudgetError
+from revec.runtime.memory import BudgetUse, MemoryBudgetError, out_of_memory
+from revec.runtime.no_return import c_no_return_error
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_values, init_accs, run_stats
 from revec.toolchain.cbuild import load_c_module
@@ -29,6 +30,10 @@ C_FLAGS = ("-ffp-contract=off", "-fwrapv", "-fno-strict-aliasing")
 _LOCKS: dict[int, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
 RC_NOMEM, RC_BUDGET, RC_INTERRUPTED = 2, 3, 4  # revec_run's failure codes (csrc/driver.h)
+# st_out slots (csrc/driver.c): the deepest level, and after a run over the budget the
+# kind that crossed it and the bytes of each kind held (revec.runtime.memory.KINDS);
+# slot 7 is revec.runtime.workers.ST_INLINED
+ST_MAXDEPTH, ST_WHY, ST_HELD, ST_COLS = 2, 8, 9, 13
 
 
 @dataclass
@@ -133,7 +138,7 @@ class CTask:
                     accs[8 * i: 8 * i + 8] = bounds_from[8 * i: 8 * i + 8]
         lv_out = ffi.new("double **")
         nlv = ffi.new("int64_t *")
-        st = np.zeros(12, np.int64)
+        st = np.zeros(ST_COLS, np.int64)
         wst = np.zeros((max(workers, 1), W_COLS), np.int64)
         ncols = max(len(self.columns), 1)
         cols = ffi.new("void *[]", ncols)
@@ -170,12 +175,15 @@ class CTask:
                     self._free(front[i])
         if rc == RC_INTERRUPTED:
             raise KeyboardInterrupt
+        helper_error = c_no_return_error(self.program, rc)
+        if helper_error is not None:
+            raise helper_error
         if rc == RC_BUDGET:
-            raise MemoryBudgetError(max_memory)
+            raise MemoryBudgetError(max_memory, BudgetUse.of(
+                st[ST_HELD:ST_HELD + 4].tolist(), int(st[ST_WHY]), int(st[ST_MAXDEPTH]),
+                schedule.strategy, max(workers, 1)))
         if rc == RC_NOMEM:
-            raise RevecError("out of memory: the C back end could not allocate its thread "
-                             "blocks; use a smaller --block-size or the blocked / reexp "
-                             "variant")
+            raise out_of_memory("C", max_memory)
         k = int(nlv[0])
         lv = np.frombuffer(ffi.buffer(lv_out[0], k * 5 * 8), np.float64).reshape(k, 5).copy()
         self._free(lv_out[0])

@@ -284,6 +284,9 @@ class NumbaModuleGen:
         for lib in self.program.libs:
             out.append(f"from revec.lib import LIBRARY as _LIBRARY\n"
                        f"lib_{lib} = _LIBRARY[{lib!r}].numba\n")
+        if any(h.result_tys and ir.falls_through(h.body)
+               for h in self.program.helpers.values()):
+            out.append("from revec.runtime.no_return import NoReturnValue\n")
         for h in self.program.helpers.values():
             out.append(self.helper(h))
         out.append(self.kernel())
@@ -305,6 +308,10 @@ class NumbaModuleGen:
             lines += stm.block(h.body, "    ", 0)
         finally:
             self.expr.picks = {}
+        if h.result_tys and ir.falls_through(h.body):
+            # a path without 'return' (plain Python returns None there): the run stops
+            # with a located error (revec.runtime.no_return)
+            lines.append(f"    raise NoReturnValue({h.name!r})")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ scheduler

@@ -28,9 +28,11 @@ from revec import ir
 from revec.backends.gc_pause import gc_paused
 from revec.backends.numba_codegen import generate_numba_module
 from revec.files import write_atomic
+from revec.frontend.assemble import RECURSION_LIMIT
 from revec.frontend.buffers import raw_buffer
 from revec.runtime import interrupt
-from revec.runtime.memory import MemoryBudgetError
+from revec.runtime.memory import BudgetUse, MemoryBudgetError, out_of_memory
+from revec.runtime.no_return import NoReturnValue, no_return_error
 from revec.runtime.stats import RunStats
 from revec.runtime.workers import acc_slot, acc_values, init_accs, merge_accs, run_stats
 from revec.toolchain import cache_root
@@ -210,6 +212,11 @@ def _load_generated(source: str, name: str, path: Path) -> types.ModuleType:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
+        # the source of a deep expression (a 3,000-term sum: a flat chain, still a tree
+        # that deep to Python's compiler) compiles under the checker's recursion limit,
+        # as the program's own source did
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
             # (numba's failed writes do not name their file: name its cache folder)
             with gc_paused(), cache_root.cache_writes(
@@ -218,6 +225,8 @@ def _load_generated(source: str, name: str, path: Path) -> types.ModuleType:
         except BaseException:
             del sys.modules[name]
             raise
+        finally:
+            sys.setrecursionlimit(limit)
         _record([path], record)
     return module
 
@@ -276,7 +285,7 @@ class NumbaTask:
         if workers > 1:
             return self.run_workers(args, schedule, max_memory, workers)
         cols, accs = self._state(args)
-        flags = np.array([max_memory, 0, 0], np.int64)  # budget, over-budget flag, worker
+        flags = _flags(max_memory, 0)
         ints = ints_list([np.zeros(max(2 * self.static_k, 4), np.int64), flags,
                           np.zeros(1, np.int64), self._meta(), interrupt.flag(),
                           self.scratch_bytes, *self._bound_cells(accs)])
@@ -286,12 +295,16 @@ class NumbaTask:
             lv, st = self.driver(self.module.kernel, cols, self.itemsizes, self.consts, accs,
                                  ints, self.static_k, schedule.block_size,
                                  schedule.reexp_threshold, schedule.simd_width)
+        except NoReturnValue as err:  # a helper fell off its end
+            raise no_return_error(self.program, err.args[0]) from None
         except SystemError:
             # a SIGINT's KeyboardInterrupt can surface as "returned a result with an
             # exception set" while numba boxes the result
             if interrupt.interrupted():
                 raise KeyboardInterrupt from None
             raise
+        except MemoryError:  # an allocation failed before the run reached its budget
+            raise out_of_memory("numba", max_memory) from None
         finally:
             if not self._recorded:  # the first run compiled whatever was still lazy
                 self._recorded = True
@@ -300,8 +313,8 @@ class NumbaTask:
         if interrupt.interrupted():  # the driver stopped between blocks
             raise KeyboardInterrupt
         seconds = time.perf_counter() - t0
-        if flags[1] != 0:
-            raise MemoryBudgetError(max_memory)
+        if flags[_SUPPORT.F_OVER] != 0:
+            raise MemoryBudgetError(max_memory, _budget_use([flags], [st], schedule, 1))
         values = self._values(accs)
         tasks = lv[:, S.L_TASKS].astype(np.int64)
         total = int(tasks.sum())
@@ -384,7 +397,10 @@ class NumbaTask:
         # the small arrays a worker writes every block (child counters, kernel meta,
         # accumulators) on cache lines of their own: adjacent allocations shared a line
         # between workers (false sharing)
-        flags = [np.array([max_memory, 0, w], np.int64) for w in range(workers)]
+        flags = [_flags(max_memory, w) for w in range(workers)]
+        for f in flags:  # each worker's package columns, its rows of pk_meta and wst
+            f[_SUPPORT.F_HELD + _SUPPORT.K_OTHER] = (
+                NW.PKG_CAP * int(self.itemsizes.sum()) + 8 * (pk_meta.shape[1] + NW.W_COLS))
         cells = self._bound_cells(states[0][1])  # one shared cell per bound
         ints = [ints_list([_own_lines(max(2 * self.static_k, 4), np.int64), flags[w], used,
                            self._meta(_own_lines(8, np.int64)), interrupt.flag(),
@@ -428,9 +444,14 @@ class NumbaTask:
         if interrupt.interrupted():  # every worker stopped between blocks
             raise KeyboardInterrupt
         if errors:
+            if isinstance(errors[0], MemoryError):  # (as in run)
+                raise out_of_memory("numba", max_memory) from None
+            if isinstance(errors[0], NoReturnValue):  # a helper fell off its end
+                raise no_return_error(self.program, errors[0].args[0]) from None
             raise errors[0]
-        if any(f[1] != 0 for f in flags):
-            raise MemoryBudgetError(max_memory)
+        if any(f[_SUPPORT.F_OVER] != 0 for f in flags):
+            raise MemoryBudgetError(max_memory, _budget_use(
+                flags, [o[1] for o in out if o is not None], schedule, workers))
         accs = states[0][1].copy()
         for w in range(1, workers):
             merge_accs(reducers, accs, states[w][1])
@@ -446,6 +467,25 @@ class NumbaTask:
         wst[:, NW.W_IDLE] = (wst[:, NW.W_IDLE] / hz * 1e9).astype(np.int64)
         values = self._values(accs)
         return values, run_stats(lv, st, wst, seconds, schedule, workers)
+
+
+def _flags(max_memory: int, worker: int) -> np.ndarray:
+    """A worker's driver flags (``ints[1]``, numba_support.F_*): the budget, the
+    over-budget flag, the worker's index and the bytes it holds of each kind."""
+    flags = np.zeros(_SUPPORT.N_FLAGS, np.int64)
+    flags[_SUPPORT.F_BUDGET] = max_memory
+    flags[_SUPPORT.F_WORKER] = worker
+    return flags
+
+
+def _budget_use(flags: list[np.ndarray], sts: list[np.ndarray], schedule: Schedule,
+                workers: int) -> BudgetUse:
+    """What the workers held when one went over the budget (their flags' counters and
+    the deepest level of their statistics ``sts``)."""
+    held = np.sum([f[_SUPPORT.F_HELD:_SUPPORT.F_HELD + 4] for f in flags], axis=0)
+    why = next(int(f[_SUPPORT.F_OVER]) for f in flags if f[_SUPPORT.F_OVER] != 0)
+    depth = max((int(st[S.MAXDEPTH]) for st in sts), default=0)
+    return BudgetUse.of(held.tolist(), why, depth, schedule.strategy, workers)
 
 
 def _own_lines(n: int, dtype: Any) -> np.ndarray:

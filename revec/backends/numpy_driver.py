@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from revec.backends.numpy_kernel import Block, Kernel
-from revec.runtime.memory import MemoryBudgetError
+from revec.runtime.memory import BudgetUse, MemoryBudgetError
 from revec.runtime.stats import RunStats
 from revec.transforms.schedule import (
     Schedule,
@@ -170,7 +170,8 @@ def run_schedule(kernel: Kernel, root: Block, schedule: Schedule,
         made = sum(c.n for c in result.children)
         tally.ran(depth, block.n, result.leaves, made)
         if max_memory and tally.live * frame_bytes > max_memory:
-            raise MemoryBudgetError(max_memory)
+            raise MemoryBudgetError(max_memory, BudgetUse(
+                (tally.live * frame_bytes, 0, 0, 0), "frames", depth, schedule.strategy))
         return result.children
 
     while stack:

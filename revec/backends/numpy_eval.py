@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from revec import ir
 from revec.errors import RevecError
+from revec.runtime.no_return import no_return_error
 
 Values = npt.NDArray[Any]  # one value per lane
 Mask = npt.NDArray[np.bool_]  # one flag per lane
@@ -239,12 +240,16 @@ class Evaluator:
         env = {p.name: cast(a, p.ty.dtype) for p, a in zip(h.params, args)}
         env.update(zero_locals(h.locals, n, skip=env))
         results = [np.zeros(n, t.dtype) for t in h.result_tys]
+        returned = np.zeros(n, bool)
 
         def on_return(s: ir.Return, live: Mask, lanes: Lanes) -> None:
+            returned[live] = True
             for r, v in zip(results, s.values):
                 r[live] = cast(self.expr(v, lanes), r.dtype)
 
         Threads(self, env, n, on_return=on_return).run(h.body)
+        if h.result_tys and not returned.all():  # a lane fell off the helper's end
+            raise no_return_error(self.program, h.name)
         return tuple(results)
 
 

@@ -70,9 +70,11 @@ class _Bench:
         self.per_level: dict[str, dict[str, Any]] = {}
         self.tasks = 0
         self.fastest: dict[str, float] = {}
+        self.ticked = 0  # progress steps counted (the bar's total: planned_runs)
 
     # ------------------------------------------------------------------ helpers
     def _tick(self, label: str, n: int = 1) -> None:
+        self.ticked += n
         self.bar.set_postfix_str(f"{self.p.name} {label}", refresh=False)
         self.bar.update(n)
 
@@ -291,6 +293,7 @@ class _Bench:
         """Fig. 16: the C back end's reexp curve with the scalar split (one run per size,
         ``repeats`` at the table split's best size; the same adaptive stop)."""
         plan = self.plan
+        start = self.ticked
         top = best_record(table)
         self.warm("c", "scalar")
         sizes = set(plan.scalar_sizes) | ({top.block_size} if top and top.block_size else set())
@@ -314,6 +317,11 @@ class _Bench:
             if self._stop_scan(None, t, prev, own):
                 stopped = t
             prev = t
+        # the steps planned for this curve (see planned_runs) that it did not take: the
+        # table split's best size is one of the scalar sizes
+        missing = 1 + len(plan.scalar_sizes) + plan.repeats - (self.ticked - start)
+        if missing > 0:
+            self._tick("c reexp scalar", missing)
 
     def planned_runs(self) -> int:
         plan, r = self.plan, self.plan.repeats
@@ -385,16 +393,27 @@ def best_record(recs: Sequence[Record]) -> Record | None:
     return min((r for r in timed if len(r.times) == most), key=lambda r: r.seconds or 0)
 
 
+def advance(bar: Any, n: int = 1) -> None:
+    """Count ``n`` more on a tqdm bar that is left on screen.  Its last step is not drawn
+    here: closing the bar draws the final line (with the overall rate), so drawing it on
+    the last update too printed that line twice."""
+    if bar.total is not None and bar.n + n >= bar.total:
+        bar.n += n
+    else:
+        bar.update(n)
+
+
 def run_benchmark(name: str, size: str, plan: SweepPlan, max_memory: int,
                   progress: bool = True, inputs: Preset | None = None) -> dict[str, Any]:
     """Measure one benchmark at a preset size (or on ``inputs``); its JSON record (see
     docs/benchmarks.md)."""
     p = inputs if inputs is not None else preset(name, size)
     t0 = time.perf_counter()
-    with tqdm(total=1, desc=name, unit="run", disable=not progress, leave=False,
-              dynamic_ncols=True) as bar:
-        b = _Bench(p, plan, max_memory, bar)
-        bar.total = b.planned_runs()
+    b = _Bench(p, plan, max_memory, None)
+    # the bar's total is the planned runs from its first line on (not 1, then the plan)
+    with tqdm(total=b.planned_runs(), desc=name, unit="run", disable=not progress,
+              leave=False, dynamic_ncols=True) as bar:
+        b.bar = bar
         b.baselines()
         b.revec()
         b.cpython()
@@ -412,15 +431,17 @@ def run_suite(names: Sequence[str], size: str, plan: SweepPlan, out: Path, max_m
     header = machine_header()
     records = []
     try:
-        for name in tqdm(names, desc=f"revec bench ({size})", unit="benchmark",
-                         disable=not progress, dynamic_ncols=True):
-            rec = run_benchmark(name, size, plan, max_memory, progress)
-            rec["machine"] = header
-            records.append(rec)
-            if write:
-                store(rec, out)
-            if on_record is not None:
-                on_record(rec)
+        with tqdm(total=len(names), desc=f"revec bench ({size})", unit="benchmark",
+                  disable=not progress, dynamic_ncols=True) as bar:
+            for name in names:
+                rec = run_benchmark(name, size, plan, max_memory, progress)
+                rec["machine"] = header
+                records.append(rec)
+                if write:
+                    store(rec, out)
+                if on_record is not None:
+                    on_record(rec)
+                advance(bar)
     finally:
         # also when interrupted (Ctrl-C): the finished benchmarks' results are stored,
         # and the report shows them

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="timed runs per measured configuration (medians are reported; "
                         "suite default 5; --workers default 9)")
     p.add_argument("--max-memory", default=None, metavar="BYTES",
-                   help="memory budget of a run's thread frames, e.g. 8G (default: half of "
+                   help="memory budget of a run (thread frames, record stacks, per-level statistics and per-worker state), e.g. 8G (default: half of "
                         "the machine's memory); runs over it are recorded as stopped")
     p.add_argument("--block-sizes", default=None, metavar="LIST",
                    help="suite: block sizes to sweep on both back ends, e.g. 16,256,4096 "
@@ -175,8 +175,11 @@ def _run_workers(args: argparse.Namespace, names: list[str]) -> int:
     from revec.bench.records import suite_dir
     from revec.bench.workers_table import run_workers_table
     from revec.runtime.memory import default_budget, parse_size
+    from revec.runtime.workers import check_workers
 
     workers = _int_list(args.workers, "--workers")
+    for n in workers:
+        check_workers(n, "--workers")
     size = args.size or "default"
     budget = default_budget() if args.max_memory is None else parse_size(args.max_memory)
     out_dir = None if args.no_report else suite_dir(Path(args.out), size)

@@ -8,35 +8,72 @@ import io
 import numpy as np
 
 from revec import ir
-from revec.api import COMPACTIONS, VARIANTS, output_summary, resolve_backend, run_program
+from revec.api import (
+    COMPACTIONS,
+    COUNTS,
+    VARIANTS,
+    check_seq_backend,
+    cli_spelling,
+    output_summary,
+    read_count,
+    resolve_backend,
+    run_program,
+)
 from revec.backends import registry
 from revec.cli.common import announce_slow, output_file, print_json, warn
+from revec.cluster import CONNECT_TIMEOUT, WORKER_TIMEOUT
 from revec.errors import RevecError
 from revec.files import write_atomic
 from revec.runtime.memory import parse_size
+from revec.runtime.workers import PER_WORKER_LINES, check_workers, default_workers, summarise
 from revec.transforms.schedule import UNBOUNDED
-
-# the numeric options and the least value each takes; they are read after parsing, so
-# every bad value gets one message style: "revec: error: --workers must be at least 1,
-# got -1" (argparse's own errors would print the usage first, for some values only)
-COUNTS = {"block_size": 1, "reexp_threshold": 0, "simd_width": 1, "workers": 1,
-          "dask_local": 1}
 
 
 def read_counts(args: argparse.Namespace) -> None:
-    """The numeric options as integers, range-checked (None: not given)."""
-    for name, least in COUNTS.items():
+    """The numeric options as integers, range-checked (None: not given); read after
+    parsing, so every bad value gets one message style (the API's check:
+    :func:`revec.api.read_count`)."""
+    for name in COUNTS:
+        setattr(args, name, read_count(name, getattr(args, name), cli_spelling))
+
+
+# the Dask timeouts (seconds) and their defaults (docs/backends.md, "Workers")
+SECONDS = {"connect_timeout": CONNECT_TIMEOUT, "worker_timeout": WORKER_TIMEOUT}
+
+
+def read_seconds(args: argparse.Namespace) -> None:
+    """The timeout options as positive floats (their defaults when not given)."""
+    for name, default in SECONDS.items():
         text = getattr(args, name)
-        if text is None:
-            continue
         option = "--" + name.replace("_", "-")
+        if text is None:
+            setattr(args, name, default)
+            continue
+        if args.scheduler is None and args.dask_local is None:
+            raise RevecError(f"{option} applies to Dask runs: add --scheduler ADDRESS or "
+                             "--dask-local N")
         try:
-            value = int(text)
+            value = float(text)
         except ValueError:
-            raise RevecError(f"{option} must be an integer, got {text!r}") from None
-        if value < least:
-            raise RevecError(f"{option} must be at least {least}, got {value}")
+            raise RevecError(f"{option} must be a number of seconds, got {text!r}") from None
+        if not value > 0 or value == float("inf"):
+            raise RevecError(f"{option} must be a positive number of seconds, got {text}")
         setattr(args, name, value)
+
+
+def check_worker_counts(args: argparse.Namespace) -> None:
+    """At most :func:`max_workers` workers (or local Dask processes); a warning above the
+    cores this process may use (a remote cluster's cores are not this machine's)."""
+    cores = default_workers()
+    for option, n, what in (("--workers", args.workers, "workers"),
+                            ("--dask-local", args.dask_local, "Dask worker processes")):
+        if n is None:
+            continue
+        check_workers(n, option)
+        if n > cores and (option != "--workers" or args.scheduler is None):
+            warn(f"{option} {n}: more {what} than the {cores} cores this process may use "
+                 f"(os.sched_getaffinity); the extra {what} share cores and make the run "
+                 "no faster")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -61,7 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--reexp-threshold", default=None, metavar="R")
     p.add_argument("--simd-width", default=None, metavar="P")
     p.add_argument("--max-memory", default=None, metavar="SIZE",
-                   help="memory budget for thread frames, e.g. 8G or 512M (default: half of "
+                   help="memory budget for everything the run grows (thread frames, record stacks, per-level statistics, per-worker state), e.g. 8G or 512M (default: half of "
                         "the machine's memory; 0: no limit); a run over it stops with a "
                         "message")
     p.add_argument("--compaction", choices=COMPACTIONS, default=None,
@@ -76,6 +113,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                            "breadth-first frontier is cut into chunks, one Dask task each")
     dask.add_argument("--dask-local", default=None, metavar="N",
                       help="run on a local Dask cluster of N worker processes")
+    p.add_argument("--connect-timeout", default=None, metavar="SECONDS",
+                   help="Dask: give up connecting to --scheduler after SECONDS "
+                        f"(default {CONNECT_TIMEOUT:g})")
+    p.add_argument("--worker-timeout", default=None, metavar="SECONDS",
+                   help="Dask: give up when the cluster has had no worker for SECONDS, at "
+                        f"the start or after its last worker left (default "
+                        f"{WORKER_TIMEOUT:g}); the wait is said on standard error")
     p.add_argument("--output", action="append", default=[], metavar="NAME=FILE",
                    help="an output array parameter NAME (Python Output[...], a C pointer "
                    "the tasks write through) is written to FILE after the run (atomically; "
@@ -93,11 +137,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     read_counts(args)
-    if args.variant == "seq" and args.backend is not None:
-        raise RevecError(f"--variant seq runs the plain recursive Python program, not "
-                         f"compiled code: it takes no --backend (got --backend "
-                         f"{args.backend}); use --variant bfs, blocked or reexp for the "
-                         f"{args.backend} back end")
+    read_seconds(args)
+    check_worker_counts(args)
+    check_seq_backend(args.variant, args.backend, cli_spelling)
     if args.block_size is not None and args.simd_width is not None and \
             args.block_size < args.simd_width:
         warn(f"--block-size {args.block_size} is smaller than the SIMD width "
@@ -118,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
                           reexp_threshold=args.reexp_threshold, simd_width=args.simd_width,
                           max_memory=max_memory, workers=args.workers,
                           scheduler=args.scheduler, local=args.dask_local,
-                          progress=not args.json, inputs=inputs)
+                          progress=not args.json, inputs=inputs,
+                          connect_timeout=args.connect_timeout,
+                          worker_timeout=args.worker_timeout)
     else:
         result = run_program(args.file, args.task, tuple(args.args), variant=args.variant,
                              backend=args.backend or "auto", block_size=args.block_size,
@@ -165,7 +209,16 @@ def run(args: argparse.Namespace) -> int:
     if s.pruned is not None:
         print(f"pruned tasks {s.pruned} (a pruning condition held; the bound read at "
               "block start)")
-    if s.per_worker:
+    if len(s.per_worker) > PER_WORKER_LINES:
+        # many workers (or chunks): one summary line, not a line each
+        chunks = "chunk" in s.per_worker[0]
+        keys = ("frames", "tasks", "seconds") if chunks else ("tasks", "steals",
+                                                              "idle_seconds")
+        each = "chunk" if chunks else "worker"
+        print(f"workers {s.workers}" + (f", {len(s.per_worker)} chunks" if chunks else "")
+              + f" (per {each}; --json lists every {each}): "
+              + summarise(s.per_worker, keys))
+    elif s.per_worker:
         print(f"workers {s.workers}:")
         for i, w in enumerate(s.per_worker):
             if "chunk" in w:

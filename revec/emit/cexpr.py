@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from revec import ir
+from revec.emit.chains import binop_chain, boolop_chain, ifexp_chain
 from revec.ir import speculable
 from revec.transforms.show import expr as show_expr
 
@@ -80,6 +81,9 @@ class CExprEmitter:
         self.picks: dict[tuple[str, ...], str] = {}
 
     def __call__(self, e: ir.Expr) -> str:
+        flat = self.flat(e)
+        if flat is not None:
+            return flat
         match e:
             case ir.BoundRead(reducer=r):
                 return f"{self.bound_prefix}{r}"
@@ -142,6 +146,30 @@ class CExprEmitter:
             case ir.MathCall(func=f, args=args, ty=ty):
                 return self.math(f, [self(a) for a in args], ty)
         raise AssertionError(f"unhandled IR expression {type(e).__name__}")
+
+    def flat(self, e: ir.Expr) -> str | None:
+        """A long chain of one operator written flat (:mod:`revec.emit.chains`), else
+        None."""
+        if isinstance(e, ir.BinOp) and (chain := binop_chain(e)) is not None:
+            first, rest = chain
+            if e.ty.kind == "f":
+                text = self(first) + "".join(f" {op} {self(x)}" for op, x in rest)
+            else:  # unsigned arithmetic wraps (no int promotion of narrow operands)
+                u = "uint64_t" if e.ty.dtype.itemsize == 8 else "uint32_t"
+                text = f"({u}){self(first)}" + "".join(f" {op} ({u}){self(x)}"
+                                                       for op, x in rest)
+            return f"(({ctype(e.ty)})({text}))"
+        if isinstance(e, ir.BoolOp) and (operands := boolop_chain(e)) is not None:
+            if all(speculable(x) for x in operands[1:]):  # nothing to skip (see __call__)
+                sym = "&" if e.op == "and" else "|"
+            else:
+                sym = "&&" if e.op == "and" else "||"
+            return "(" + f" {sym} ".join(self(x) for x in operands) + ")"
+        if isinstance(e, ir.IfExp) and (arms := ifexp_chain(e)) is not None:
+            pairs, last = arms
+            return "(" + "".join(f"{self(c)} ? {self(v)} : " for c, v in pairs) + \
+                f"{self(last)})"
+        return None
 
     @staticmethod
     def known(value: str, *operands: tuple[ir.Expr, str]) -> str:

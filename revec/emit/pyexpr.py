@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from revec import ir
+from revec.emit.chains import binop_chain, boolop_chain, ifexp_chain
 from revec.emit.writer import at
 from revec.ir import speculable
 from revec.transforms.blocking import contains_return
@@ -83,6 +84,9 @@ class ExprEmitter:
         self.bound: Callable[[str], str] = lambda r: f"bd_{r}"
 
     def __call__(self, e: ir.Expr) -> str:
+        flat = self.flat(e)
+        if flat is not None:
+            return flat
         match e:
             case ir.BoundRead(reducer=r):
                 return self.bound(r)
@@ -145,6 +149,31 @@ class ExprEmitter:
                     text = f"np.{f}({parts[0]})"
                 return text if ty.weak else cast(text, ty, ty, self.ns)
         raise AssertionError(f"unhandled IR expression {type(e).__name__}")
+
+    def flat(self, e: ir.Expr) -> str | None:
+        """A long chain of one operator written flat (:mod:`revec.emit.chains`), else
+        None."""
+        ns = self.ns
+        if isinstance(e, ir.BinOp) and (chain := binop_chain(e)) is not None:
+            first, rest = chain
+            if e.ty.kind in "iu" and self.wrap_signed and not e.ty.weak:
+                # numba: uint64 arithmetic wraps (see __init__), whatever the width
+                text = f"{ns}uint64({self(first)})" + "".join(
+                    f" {op} {ns}uint64({self(x)})" for op, x in rest)
+            else:  # NumPy scalars of the chain's type (or Python numbers): as nested
+                text = self(first) + "".join(f" {op} {self(x)}" for op, x in rest)
+            return f"({text})" if e.ty.weak else f"{np_type(e.ty, ns)}({text})"
+        if isinstance(e, ir.BoolOp) and (operands := boolop_chain(e)) is not None:
+            if all(speculable(x) for x in operands[1:]):  # nothing to skip (see __call__)
+                sym = "&" if e.op == "and" else "|"
+            else:
+                sym = e.op
+            return "(" + f" {sym} ".join(self(x) for x in operands) + ")"
+        if isinstance(e, ir.IfExp) and (arms := ifexp_chain(e)) is not None:
+            pairs, last = arms
+            return "(" + "".join(f"{self(v)} if {self(c)} else " for c, v in pairs) + \
+                f"{self(last)})"
+        return None
 
 
 class StmtEmitter:

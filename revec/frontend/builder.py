@@ -23,7 +23,7 @@ import numpy as np
 from revec import ir
 from revec.errors import RevecError, SourceLoc
 from revec.frontend.rules import TypeRuleError, TypeRules
-from revec.frontend.shape import IfParts, TaskShape, split_task
+from revec.frontend.shape import IfParts, TaskShape, shape_breaker, split_task
 from revec.ir import Ty
 from revec.lib import LibFunction
 
@@ -168,7 +168,11 @@ class FunctionBuilder:
         (:mod:`revec.frontend.shape`); no such shape is an error at the first statement."""
         shape = split_task(stmts, as_if, ends_with_return)
         if shape is None:
-            self.error(self.spelling.task_shape, stmts[0] if stmts else function)
+            breaker = shape_breaker(stmts, as_if)
+            if breaker is None:
+                self.error(f"{self.spelling.task_shape}; this body has no is-base test",
+                           stmts[0] if stmts else function)
+            self.error(f"{self.spelling.task_shape}; {breaker[1]}", breaker[0])
         return shape
 
     def lower_cases(self, shape: TaskShape[Any, Any]) -> Cases:
@@ -197,8 +201,14 @@ class FunctionBuilder:
                        f"'{self.spelling.is_base}') cannot {verb}{hint}", node)
 
     def not_in_base(self, what: str, verb: str, node: Any) -> None:
+        """``what`` (which would ``verb``) cannot be in the base case: the branch of the
+        is-base test, which the user may have meant as the recursive branch."""
         if self.section == "base":
-            self.error(f"{what} in the base case: the base case must not {verb}", node)
+            self.error(f"{what} in the first branch of the is-base test "
+                       f"'{self.spelling.is_base}' (the first 'if' whose branch ends with "
+                       "'return', or a final if/else): revec takes that branch as the base "
+                       f"case, which must not {verb}; test for the base case first and "
+                       f"{verb} after it", node)
 
     def may_recurse(self, what: str, node: Any) -> None:
         """A recursive call (a spawn, or a call whose value is used) is only allowed in
@@ -648,7 +658,12 @@ class FunctionBuilder:
         return ir.TaskDef(self.name, self.params, self.function_locals(), is_base, base,
                           inductive, ir.spawn_bound(inductive), self.loc(function),
                           prologue=prologue, result_ty=result_ty, arrays=self.array_params,
-                          private=self.private_params)
+                          private=self.private_params, source_names=self.renamed_locals())
+
+    def renamed_locals(self) -> dict[str, str]:
+        """The locals whose IR name differs from the source's: IR name -> source name
+        (for messages; a language with block scopes renames locals)."""
+        return {}
 
     def helper_def(self, body: tuple[ir.Stmt, ...], result_tys: tuple[Ty, ...],
                    function: Any) -> ir.HelperDef:

@@ -68,11 +68,19 @@ def load_array_file(path: str, what: str) -> np.ndarray:
         raise RevecError(f"{what}: cannot read '{path}' as an array: {err}") from None
 
 
+def one_row_as_list(path: str, arr: np.ndarray, ndim: int) -> np.ndarray:
+    """A text file of one line of numbers (``10 20 30``) given for a 1-D input: that
+    list (a text file is otherwise one row per line, a 2-D array of one row)."""
+    if ndim == 1 and arr.ndim == 2 and arr.shape[0] == 1 and Path(path).suffix != ".npy":
+        return arr.reshape(-1)
+    return arr
+
+
 def input_value(decl: ir.InputDecl, value: Any, what: str) -> np.ndarray:
     """``value`` (list, tuple, NumPy array; a file name on the command line) as the
     input's element type, checked: its dimensions, and every element representable."""
     if isinstance(value, str | Path):
-        value = load_array_file(str(value), what)
+        value = one_row_as_list(str(value), load_array_file(str(value), what), decl.ndim)
     try:
         raw = np.asarray(value)
     except ValueError as err:  # a ragged nested list

@@ -26,6 +26,7 @@ class BlockScopes:
         self.blocks: list[dict[str, str]] = [{}]
         self.used: set[str] = set()
         self.taken = taken  # names of the program's own (functions, globals)
+        self.sources: dict[str, str] = {}  # IR name -> source name, where they differ
 
     def open(self) -> None:
         self.blocks.append({})
@@ -41,6 +42,8 @@ class BlockScopes:
         """Declare ``name`` in the innermost block: its fresh IR name."""
         irname = self.fresh(name)
         self.blocks[-1][name] = irname
+        if irname != name:
+            self.sources[irname] = name
         return irname
 
     def bind(self, name: str, target: str) -> None:

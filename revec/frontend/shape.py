@@ -53,3 +53,25 @@ def split_task(stmts: Sequence[S], as_if: Callable[[S], IfParts[S, E] | None],
         if parts.orelse is not None and i == len(stmts) - 1:
             return TaskShape(stmts[:i], parts.test, parts.then, parts.orelse, True)
     return None
+
+
+def shape_breaker(stmts: Sequence[S], as_if: Callable[[S], IfParts[S, E] | None]
+                  ) -> tuple[S, str] | None:
+    """Where a body without the task shape breaks it, and how (for the error's caret):
+    the last top-level ``if`` is taken as the intended is-base test; the statement after
+    it if it has an ``else`` (the inductive case is that ``else``), else the ``if``
+    itself (its branch does not end with ``return``).  None: the body has no ``if``."""
+    last = None
+    for i, node in enumerate(stmts):
+        parts = as_if(node)
+        if parts is not None:
+            last = (i, node, parts)
+    if last is None:
+        return None
+    i, node, parts = last
+    if parts.orelse is not None and i + 1 < len(stmts):
+        return stmts[i + 1], ("this statement follows the if/else taken as the is-base "
+                              "test, whose else is the inductive case: move it into a "
+                              "branch")
+    return node, ("this 'if' is taken as the is-base test, but its branch does not end "
+                  "with 'return'")

@@ -37,10 +37,15 @@ from revec.runtime.numba_pipeline import njit
 from revec.runtime.numba_support import (
     BYTES,
     INTS,
+    K_LEVELS,
+    K_RECORDS,
     KERNEL_TYPE,
     M_SLACK,
+    charge,
     ensure_bytes,
     grow_children,
+    grow_counted,
+    held,
     interrupted,
 )
 
@@ -77,19 +82,23 @@ def new_state():
 
 
 @njit(cache=True, nogil=True)
-def grow_rows(a, need):
-    """``a`` (2-D) with at least ``need`` rows, new rows zeroed."""
-    if need <= a.shape[0]:
-        return a
-    b = np.zeros((max(need, 2 * a.shape[0]), a.shape[1]), a.dtype)
-    # element by element: numba compiles an array slice assignment with its shape-
-    # mismatch error message and that message's string formatting.  Measured on a cold
-    # process (numba 0.68, fib on the numba back end, 2-core AMD EPYC): the runtime's
-    # compilation took 18.7 -> 11.9 s with 1 worker, 28.4 -> 19.1 s with 2
-    for i in range(a.shape[0]):
-        for j in range(a.shape[1]):
-            b[i, j] = a[i, j]
-    return b
+def charge_state(ints, rec, seg, lv):
+    """Count a worker's new record stack, segments and statistics against the budget
+    (False, and the budget flag set, if over)."""
+    return (charge(ints, K_RECORDS, rec.size * 8 + seg.size * 8)
+            and charge(ints, K_LEVELS, lv.size * 8))
+
+
+@njit(cache=True, nogil=True)
+def level_rows(lv, st, ints):
+    """The statistics of the levels reached, for the caller: none after a stop (over
+    the budget, out of memory, Ctrl-C), whose copy would need as much memory again; the
+    copy is counted against the budget as well."""
+    rows = st[MAXDEPTH] + 1
+    if ld(column_ptr(ints, 1, np.int64), 1) != 0 or not charge(
+            ints, K_LEVELS, held(ints, K_LEVELS) + rows * lv.shape[1] * 8):
+        return lv[:0].copy()
+    return lv[:rows].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -281,7 +290,10 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
     n = st[P_N]
     depth = st[P_DEPTH]
     out_base = st[P_OUT]
-    lv = grow_rows(lv, depth + 2)
+    if depth + 2 > lv.shape[0]:  # the per-level statistics grow with the depth: counted
+        lv = grow_counted(lv, depth + 2, ints, K_LEVELS)
+        if ld(column_ptr(ints, 1, np.int64), 1) != 0:
+            return False, lv, seg
     for c in range(ncols):  # the kernel's base / inductive scratch columns
         ensure_bytes(cols, ncols + c, n * itemsizes[c])
         ensure_bytes(cols, 2 * ncols + c, n * itemsizes[c])
@@ -321,7 +333,10 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
                 if src != dst:
                     _move_down(cols, c, w, dst, src, ld(kcnt, k))
                 dst += ld(kcnt, k)
-    seg = grow_rows(seg, st[SEGTOP] + kused + 1)
+    if st[SEGTOP] + kused + 1 > seg.shape[0]:
+        seg = grow_counted(seg, st[SEGTOP] + kused + 1, ints, K_RECORDS)
+        if ld(column_ptr(ints, 1, np.int64), 1) != 0:
+            return False, lv, seg
     # a static kernel's inlined leaves per child block follow its counts (the runner
     # keeps 2 x static_k counts; zero where the plan inlines none)
     lk = static_k if static_k > 0 else 0
@@ -340,11 +355,16 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
 def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P):
     """Run the whole schedule of DESIGN.md section 3 from the root frame at 0."""
     rec, seg, lv, st = new_state()
+    if not charge_state(ints, rec, seg, lv):
+        return lv[:0].copy(), st
     while True:
         # Ctrl-C, checked once per block record; the caller raises
         if interrupted(ints):
             break
-        rec = grow_rows(rec, st[SP] + 2)
+        if st[SP] + 2 > rec.shape[0]:  # the record stack grows with the depth: counted
+            rec = grow_counted(rec, st[SP] + 2, ints, K_RECORDS)
+            if ld(column_ptr(ints, 1, np.int64), 1) != 0:
+                break
         status = pick(rec, st, seg, lv, R)
         if status < 0:
             break
@@ -354,4 +374,4 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
                                 rec, seg, lv, st)
         if not ok:
             break  # out of memory or over the budget: the caller raises
-    return lv[: st[MAXDEPTH] + 1].copy(), st
+    return level_rows(lv, st, ints), st

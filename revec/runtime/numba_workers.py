@@ -44,7 +44,8 @@ from revec.runtime.numba_scheduler import (
     SEGTOP,
     SP,
     N,
-    grow_rows,
+    charge_state,
+    level_rows,
     new_state,
     pick,
     run_block,
@@ -52,8 +53,13 @@ from revec.runtime.numba_scheduler import (
 from revec.runtime.numba_support import (
     BYTES,
     INTS,
+    K_OTHER,
+    K_RECORDS,
     KERNEL_TYPE,
+    charge,
     grow_children,
+    grow_counted,
+    held,
     interrupted,
 )
 
@@ -273,7 +279,11 @@ def _own_work(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P, re
             break
         if atomic_load(req, w) != 0:
             return ASKED, rec, seg, lv
-        rec = grow_rows(rec, st[SP] + 2)
+        if st[SP] + 2 > rec.shape[0]:  # the record stack grows with the depth: counted
+            rec = grow_counted(rec, st[SP] + 2, ints, K_RECORDS)
+            if ints[1][1] != 0:
+                atomic_store(ctl, STOP, 1)
+                break
         status = pick(rec, st, seg, lv, R)
         if status < 0:
             break
@@ -307,6 +317,10 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,
         st[LIVE] = 0
         st[PEAK] = 0
     ncols = itemsizes.size
+    # this worker's state: its stack, statistics and package columns (the caller set
+    # the package's bytes) count against the budget from the start
+    if not (charge_state(ints, rec, seg, lv) and charge(ints, K_OTHER, held(ints, K_OTHER))):
+        atomic_store(ctl, STOP, 1)
     rng = np.uint64(0x9E3779B97F4A7C15) * np.uint64(w + 1) | np.uint64(1)
     while True:
         # ------------------------------------------------------------ own work
@@ -378,7 +392,11 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,
             wd = itemsizes[c]
             if wd > 0:
                 _copy_frames(pk_cols[w * ncols + c], 0, cols[c], 0, n, wd)
-        seg = grow_rows(seg, nseg + 1)
+        if nseg + 1 > seg.shape[0]:
+            seg = grow_counted(seg, nseg + 1, ints, K_RECORDS)
+            if ints[1][1] != 0:
+                atomic_store(ctl, STOP, 1)
+                break
         rec[0, :] = 0
         rec[0, KIND] = pk_meta[w, PK_KIND]
         rec[0, DEPTH] = pk_meta[w, PK_DEPTH]
@@ -411,7 +429,7 @@ def run_worker(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P,
     wst[w, W_PEAK] = st[PEAK]
     wst[w, W_BLOCKS] = st[BLOCKS]
     wst[w, W_CPU] = thread_cpu_ns() - cpu0
-    return lv[: st[MAXDEPTH] + 1].copy(), st
+    return level_rows(lv, st, ints), st
 
 
 @njit(cache=True, nogil=True)

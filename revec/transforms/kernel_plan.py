@@ -80,10 +80,11 @@ class Target:
     # with one store, not the C form, one loop storing every site's lane arrays, which
     # measured 2x slower there); else per-chunk lane arrays on the stack (C)
     lane_passes: bool
-    # leaf inlining by default where it applies (KernelPlan.leaf_inline).  Measured
-    # (2-core AMD EPYC Zen 4, AVX-512, a loaded machine: CPU seconds, medians of 5-9
-    # interleaved runs, reexp, inlining on vs off): numba fib(35) 1.46x, graphcol 1.85x
-    # faster, binomial(26, 13) 0.55x, parentheses(15) 0.75x; C 0.38x - 0.70x on all
+    # leaf inlining by default where it applies (KernelPlan.leaf_inline): off on both
+    # back ends, REVEC_PLAN_ON=leaf_inline switches it on.  Measured (2-core AMD EPYC
+    # Zen 4, AVX-512, a loaded machine: CPU seconds, medians of 5-9 interleaved runs,
+    # reexp, inlining on vs off): numba mixed, fib(35) 1.46x and graphcol 1.85x faster,
+    # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower; C 0.38x - 0.70x on all
     # four (the lane-code shape costs more than the leaves' frames it saves: docs/backends.md)
     leaf_inline: bool = False
 
@@ -92,7 +93,7 @@ TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
                 state_in_place=False, lane_passes=False, leaf_inline=False),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
-                    state_in_place=True, lane_passes=True, leaf_inline=True),
+                    state_in_place=True, lane_passes=True, leaf_inline=False),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
@@ -708,8 +709,9 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
         return None, (f"switched off ({PLAN_OFF_ENV}=leaf_inline, or a back end without "
                       "it); it would apply")
     if "target" in off:
-        return None, (f"not by default for the {tg.name} back end (measured slower there); "
-                      f"{PLAN_ON_ENV}=leaf_inline switches it on; it would apply")
+        return None, (f"off by default on the {tg.name} back end (measured: slower on C, "
+                      f"mixed on numba); {PLAN_ON_ENV}=leaf_inline switches it on; it "
+                      "would apply")
     leaf = LeafInline(t.params, bp.is_base, base, temps, names)
     return leaf, (f"on: at each spawn the child's is-base ({show_expr(bp.is_base)}) on its "
                   "arguments; a leaf runs its base case in the parent's lane and is "

@@ -267,17 +267,37 @@ def if_convert(stmts: tuple[ir.Stmt, ...], columns: tuple[str, ...],
 
 # ---------------------------------------------------------------- renaming
 def rename_expr(e: ir.Expr, env: dict[str, str]) -> ir.Expr:
-    """``e`` with the variables of ``env`` renamed (old name -> new name)."""
-    if isinstance(e, ir.Var):
-        return dataclasses.replace(e, name=env[e.name]) if e.name in env else e
-    changes: dict[str, Any] = {}
-    for f in dataclasses.fields(e):
-        v = getattr(e, f.name)
-        if isinstance(v, ir.Expr):
-            changes[f.name] = rename_expr(v, env)
-        elif isinstance(v, tuple) and v and all(isinstance(x, ir.Expr) for x in v):
-            changes[f.name] = tuple(rename_expr(x, env) for x in v)
-    return dataclasses.replace(e, **changes) if changes else e
+    """``e`` with the variables of ``env`` renamed (old name -> new name).  Iterative
+    (children first, from an explicit stack): a 1,000-term expression nests deeper than
+    Python's recursion limit."""
+    done: dict[int, ir.Expr] = {}
+    stack: list[tuple[ir.Expr, bool]] = [(e, False)]
+    while stack:
+        x, ready = stack.pop()
+        if id(x) in done:
+            continue
+        if isinstance(x, ir.Var):
+            done[id(x)] = dataclasses.replace(x, name=env[x.name]) if x.name in env else x
+            continue
+        kids: list[ir.Expr] = []
+        tuples: dict[str, tuple[ir.Expr, ...]] = {}
+        singles: dict[str, ir.Expr] = {}
+        for f in dataclasses.fields(x):
+            v = getattr(x, f.name)
+            if isinstance(v, ir.Expr):
+                singles[f.name] = v
+                kids.append(v)
+            elif isinstance(v, tuple) and v and all(isinstance(y, ir.Expr) for y in v):
+                tuples[f.name] = v
+                kids += v
+        if not ready:
+            stack.append((x, True))
+            stack += [(k, False) for k in kids if id(k) not in done]
+            continue
+        changes: dict[str, Any] = {k: done[id(v)] for k, v in singles.items()}
+        changes |= {k: tuple(done[id(y)] for y in v) for k, v in tuples.items()}
+        done[id(x)] = dataclasses.replace(x, **changes) if changes else x
+    return done[id(e)]
 
 
 def rename_stmts(stmts: tuple[ir.Stmt, ...], env: dict[str, str]

@@ -37,12 +37,18 @@ from revec import ir
 from revec.errors import RevecError, SourceLoc
 from revec.ir import Ty
 from revec.transforms.blocking import assigned_names
+from revec.transforms.forward_results import forward_results
 
-SUPPORTED = (
+FORMS = (
     "supported results: a sum of the task's own calls with constant or parameter "
     "weights plus local terms (return f(a) + 2 * f(b) + x; total += f(...) in a loop, "
     "then return total), or max/min of its calls and local terms plus a local term "
-    "(return 1 + max(f(a), f(b))); otherwise write the task with spawn and a Reducer")
+    "(return 1 + max(f(a), f(b)))")
+SUPPORTED = f"{FORMS}; otherwise write the task with spawn and a Reducer"
+# operators whose two operands may not both hold results (not a sum of weighted results)
+_PRODUCTS = {"*": "a product", "/": "a quotient", "//": "a quotient", "%": "a remainder",
+             "**": "a power", "&": "a bitwise and", "|": "a bitwise or",
+             "^": "a bitwise xor", "<<": "a shift", ">>": "a shift"}
 
 Factors = tuple[ir.Expr, ...]
 
@@ -64,7 +70,7 @@ def convert_returns(program: ir.Program) -> ir.Program:
             tasks[name] = t
             continue
         rname = ir.fresh_name(f"{name}_result", set(reducers) | set(program.helpers))
-        new, op = _Converter(t, rname).convert()
+        new, op = _Converter(forward_results(t), rname, program.reducers).convert()
         reducers[rname] = ir.ReducerDecl(rname, t.result_ty.dtype, op, t.loc, hidden=True)
         tasks[name] = new
     return dataclasses.replace(program, tasks=tasks, reducers=reducers)
@@ -197,9 +203,15 @@ class _Child:
 
 
 class _Converter:
-    def __init__(self, t: ir.TaskDef, rname: str) -> None:
+    def __init__(self, t: ir.TaskDef, rname: str,
+                 reducers: dict[str, ir.ReducerDecl] | None = None) -> None:
         assert t.result_ty is not None
         self.t = t
+        self.reducers = reducers or {}
+        # bounds raised (lowered) with the returned max (min) local: raised with every
+        # candidate of the max instead (ids of those statements; (bound, its type))
+        self.raise_ids: set[int] = set()
+        self.raises: list[tuple[str, Ty]] = []
         self.R: Ty = t.result_ty
         self.rname = rname
         self.assigned = assigned_names((*t.prologue, *t.base, *t.inductive))
@@ -214,6 +226,67 @@ class _Converter:
 
     def error(self, message: str, loc: SourceLoc) -> RevecError:
         return RevecError(message, loc)
+
+    def show(self, name: str) -> str:
+        """A local's name as the source spells it (a C local's IR name may differ)."""
+        return self.t.source_names.get(name, name)
+
+    def check_forms(self, s: ir.Stmt, live: frozenset[str]) -> None:
+        """Combinations of results no reduction computes, in the statement ``s`` (where
+        the result locals ``live`` may hold results), each a located error naming the
+        supported forms: a result as an argument of the task's own call (nested
+        recursion), two results multiplied (or divided, ...), a negated result inside
+        max/min (negamax)."""
+        names = set(live)
+        for e in _stmt_exprs(s):
+            for x in ir.walk_exprs(e):
+                self.check_form(x, names)
+
+    def check_form(self, x: ir.Expr, names: set[str]) -> None:
+        name = self.t.name
+        if isinstance(x, ir.Recur):
+            for a in x.args:
+                if self.has_child(a, names):
+                    raise self.error(
+                        f"a result of '{name}' is an argument of another call of '{name}' "
+                        "(nested recursion, as in Ackermann's function, tak or McCarthy's "
+                        "91): revec spawns all of a task's calls at once, so no call can "
+                        f"wait for another's result ({FORMS})",
+                        self.first_child(a, names).loc)
+        if isinstance(x, ir.BinOp) and x.op in _PRODUCTS and self.has_child(x.left, names) \
+                and self.has_child(x.right, names):
+            example = " (as in the Catalan or Motzkin numbers)" if x.op == "*" else ""
+            raise self.error(f"{_PRODUCTS[x.op]} of two results of '{name}'{example} cannot "
+                             f"be turned into a reduction ({SUPPORTED})", x.loc)
+        if isinstance(x, ir.MathCall) and x.func in ("maximum", "minimum"):
+            for a in x.args:
+                neg = self.negated(a, names)
+                if neg is not None:
+                    raise self.error(
+                        f"a negated result of '{name}' inside {x.func[:3]}(...) (negamax) "
+                        "cannot be turned into a reduction: max/min reduce over "
+                        "root-to-leaf path sums, and a negation flips the order at every "
+                        f"level ({SUPPORTED})", neg.loc)
+        if isinstance(x, ir.UnaryOp) and x.op == "-":
+            inner = self.strip_casts(x.operand)
+            if isinstance(inner, ir.MathCall) and inner.func in ("maximum", "minimum") \
+                    and self.has_child(inner, names):
+                raise self.error(
+                    f"a negated max/min of results of '{name}' (negamax) cannot be "
+                    "turned into a reduction: max/min reduce over root-to-leaf path "
+                    f"sums, and a negation flips the order at every level ({SUPPORTED})",
+                    x.loc)
+
+    def negated(self, e: ir.Expr, names: set[str]) -> ir.Expr | None:
+        """The negation (``-f(x)``, ``c - f(x)``) of a result that ``e`` is, if any."""
+        e = self.strip_casts(e)
+        if isinstance(e, ir.UnaryOp) and e.op == "-" and self.has_child(e.operand, names):
+            return e
+        if isinstance(e, ir.BinOp) and e.op == "-" and self.has_child(e.right, names):
+            return e
+        if isinstance(e, ir.BinOp) and e.op == "+":
+            return self.negated(e.left, names) or self.negated(e.right, names)
+        return None
 
     # ------------------------------------------------------------------ analysis
     def _result_locals(self) -> set[str]:
@@ -244,9 +317,10 @@ class _Converter:
         return any(isinstance(x, ir.Recur) or (isinstance(x, ir.Var) and x.name in names)
                    for x in ir.walk_exprs(e))
 
-    def first_child(self, e: ir.Expr) -> ir.Expr:
+    def first_child(self, e: ir.Expr, rlocals: set[str] | None = None) -> ir.Expr:
+        names = self.rlocals if rlocals is None else rlocals
         for x in ir.walk_exprs(e):
-            if isinstance(x, ir.Recur) or (isinstance(x, ir.Var) and x.name in self.rlocals):
+            if isinstance(x, ir.Recur) or (isinstance(x, ir.Var) and x.name in names):
                 return x
         return e
 
@@ -269,9 +343,10 @@ class _Converter:
         if self.mode != _Mode.SUM and ok and self.R.kind in "iu":
             ok = bool(np.can_cast(self.R.dtype, e.ty.dtype, "safe"))
         if not ok:
-            raise self.error(f"a result of type {self.R} is computed with here as {e.ty}, "
-                             f"which would change its value; keep the results in {self.R} "
-                             "(or declare the task's result type accordingly)", e.loc)
+            raise self.error(f"'{self.t.name}' returns {self.R}, but this result of its "
+                             f"call is converted to {e.ty} here, which would change its "
+                             f"value; keep its results in {self.R} (or declare {e.ty} as "
+                             f"the result type of '{self.t.name}')", e.loc)
 
     def shape(self, e: ir.Expr) -> str:
         """'none', 'single', 'sum', 'max' or 'min' (the combination ``e`` is)."""
@@ -319,11 +394,52 @@ class _Converter:
             first, later = sorted(found, key=lambda k: pos[k])[:2]
             raise self.error(f"results of the task's calls are combined by {first} on line "
                              f"{pos[first][0]} and by {later} here; one task combines them "
-                             f"one way ({SUPPORTED})", self.first_child(found[later]).loc)
+                             "one way (alternating max and min levels, as in minimax, are "
+                             f"not one reduction; {SUPPORTED})",
+                             self.first_child(found[later]).loc)
         if "max" in found:
             self.mode = _Mode.MAX
         elif "min" in found:
             self.mode = _Mode.MIN
+
+    def find_raises(self) -> None:
+        """``if (best > G) G = best; return best;`` (Cilk-5's knapsack): the bound G
+        raised (lowered) with the max (min) the task returns.  Every candidate of that
+        max reaches ``best`` here or in an ancestor, so G is raised with each candidate
+        where it is found instead (G only ever holds values the program as written gives
+        it, earlier)."""
+        want = {_Mode.MAX: "max", _Mode.MIN: "min"}.get(self.mode)
+        ind = self.t.inductive
+        for s in self._all_stmts((*self.t.base, *ind)):
+            if not (isinstance(s, ir.Reduce) and self.has_child(s.value)):
+                continue
+            decl = self.reducers.get(s.reducer)
+            if decl is None or not decl.bound or decl.op != want:
+                continue  # the use of a result the analysis rejects
+            how = "raises" if decl.op == "max" else "lowers"
+            inner = self.strip_casts(s.value)
+            last = ind[-1] if ind else None
+            returned = (self.strip_casts(last.values[0]) if isinstance(last, ir.Return)
+                        and last.values else None)
+            if not (isinstance(inner, ir.Var) and isinstance(returned, ir.Var)
+                    and inner.name == returned.name):
+                raise self.error(f"this {how} the bound '{decl.name}' with a value computed "
+                                 "from the task's results; revec accepts only the local the "
+                                 f"task returns, as in 'if (best > {decl.name}) "
+                                 f"{decl.name} = best; return best;'", s.loc)
+            if not any(x is s for x in ind) or any(
+                    isinstance(x, ir.Return) and x is not last and x.values
+                    and self.has_child(x.values[0]) for x in self._all_stmts(ind)):
+                raise self.error(f"this {how} the bound '{decl.name}' with '{inner.name}' "
+                                 "on some paths only; revec accepts it as a statement of the "
+                                 "inductive case (not under an if or in a loop) before its one "
+                                 f"'return {inner.name};'", s.loc)
+            if not np.can_cast(self.R.dtype, decl.dtype, "safe"):
+                raise self.error(f"the bound '{decl.name}' ({decl.dtype}) is {how[:-1]}d "
+                                 f"with the task's {self.R} result, which it cannot hold "
+                                 "exactly", s.loc)
+            self.raise_ids.add(id(s))
+            self.raises.append((decl.name, Ty(decl.dtype)))
 
     # ------------------------------------------------------------------ sums
     def linear(self, e: ir.Expr) -> tuple[list[_Child], list[tuple[ir.Expr, Factors]]]:
@@ -396,11 +512,30 @@ class _Converter:
                                  f"turned into a reduction ({SUPPORTED})", e.loc)
             case ir.Recur() | ir.Var() if self.has_child(e):
                 return [e]
+            case ir.BinOp(op="+") if self.call_plus(e) is not None:
+                return [e]  # a call plus local terms: max(v + f(a), f(b))
         if self.has_child(e):
             raise self.error("in a task that takes the max/min of its calls' results, a "
                              "result may only be a term of max/min, with a local term added "
                              f"outside ({SUPPORTED})", self.first_child(e).loc)
         return [e]
+
+    def call_plus(self, e: ir.Expr) -> tuple[ir.Recur, list[ir.Expr]] | None:
+        """``e`` is one call of the task plus local terms (a term of max/min whose
+        call is spawned with those terms added to its path): (the call, the terms)."""
+        addends = self.addends(e)
+        with_child = [a for a in addends if self.has_child(a)]
+        if len(with_child) != 1:
+            return None
+        call = self.strip_casts(with_child[0])
+        if not isinstance(call, ir.Recur):
+            return None
+        node: ir.Expr = e
+        while isinstance(node, (ir.BinOp, ir.Cast)) and node is not with_child[0]:
+            self.check_path_type(node)
+            node = node.operand if isinstance(node, ir.Cast) else (
+                node.left if self.has_child(node.left) else node.right)
+        return call, [a for a in addends if not self.has_child(a)]
 
     def split_offset(self, e: ir.Expr) -> tuple[list[ir.Expr], ir.Expr | None]:
         """(local addends, the one max/min term or child) of a result expression."""
@@ -428,6 +563,7 @@ class _Converter:
         """Forward pass: which result locals may hold results of calls; checks every
         return keeps them with one weight/offset.  Returns (live after, always ends)."""
         for s in stmts:
+            self.check_forms(s, live)
             match s:
                 case ir.Assign(target=v, value=e) if v in self.rlocals:
                     self.check_assign(v, e, live)
@@ -438,6 +574,8 @@ class _Converter:
                 case ir.Return(values=(e,)):
                     self.check_return(e, live)
                     return live, True
+                case ir.Reduce() if id(s) in self.raise_ids:
+                    pass
                 case ir.If(cond=c, then=a, orelse=b):
                     self.no_child(c, "in a condition")
                     la, ra = self.analyse(a, live)
@@ -463,66 +601,83 @@ class _Converter:
                              f"returned value ({SUPPORTED})", self.first_child(e).loc)
 
     def check_assign(self, v: str, e: ir.Expr, live: frozenset[str]) -> None:
+        n = self.show(v)
         others = {x.name for x in ir.walk_exprs(e)
                   if isinstance(x, ir.Var) and x.name in self.rlocals and x.name != v}
         if others:
-            raise self.error(f"'{v}' is computed from '{sorted(others)[0]}', another local "
+            other = self.show(sorted(others)[0])
+            raise self.error(f"'{n}' is computed from '{other}', another local "
                              "holding results of calls; combine the results in the returned "
                              f"expression instead ({SUPPORTED})", e.loc)
         mentions_self = any(isinstance(x, ir.Var) and x.name == v for x in ir.walk_exprs(e))
         if v in live and not mentions_self:
-            raise self.error(f"this assignment overwrites '{v}', which already holds results "
+            raise self.error(f"this assignment overwrites '{n}', which already holds results "
                              "of the task's calls (their spawns cannot be undone); accumulate "
-                             f"with '{v} += ...' or use a new local", e.loc)
+                             f"with '{n} += ...' or use a new local", e.loc)
         if self.mode == _Mode.SUM:
             children, _ = self.linear(e)
+            self.once(children)
             for c in children:
                 if isinstance(c.expr, ir.Var) and c.factors:
-                    raise self.error(f"'{v}' is scaled here after it holds results of calls; "
-                                     f"only '{v} = {v} + ...' accumulates ({SUPPORTED})",
+                    raise self.error(f"'{n}' is scaled here after it holds results of calls; "
+                                     f"only '{n} = {n} + ...' accumulates ({SUPPORTED})",
                                      e.loc)
         else:
             offsets, term = self.split_offset(e)
             if offsets and term is not None:
-                raise self.error(f"add the local term where '{v}' is returned, not where it "
+                raise self.error(f"add the local term where '{n}' is returned, not where it "
                                  f"accumulates ({SUPPORTED})", offsets[0].loc)
             if term is not None:
                 self.leaves(term)
 
+    def once(self, children: list[_Child]) -> None:
+        """A local holding results is a term of a sum once (``x + y + x`` would need the
+        weights of its terms added)."""
+        names = [c.expr for c in children if isinstance(c.expr, ir.Var)]
+        for i, x in enumerate(names):
+            if any(isinstance(y, ir.Var) and y.name == x.name for y in names[:i]):
+                n = self.show(x.name)
+                raise self.error(f"'{n}' holds results of the task's calls and is a "
+                                 "term of this sum more than once; write the weight "
+                                 f"(2 * {n}) ({SUPPORTED})", x.loc)
+
     def check_return(self, e: ir.Expr, live: frozenset[str]) -> None:
         if self.mode == _Mode.SUM:
             children, _ = self.linear(e)
+            self.once(children)
             seen = {c.expr.name: c for c in children if isinstance(c.expr, ir.Var)}
             for v in live:
+                n = self.show(v)
                 if v not in seen:
-                    raise self.error(f"this return drops '{v}', which holds results of the "
+                    raise self.error(f"this return drops '{n}', which holds results of the "
                                      "task's calls; return it (e.g. return "
-                                     f"{v} + ...)", e.loc)
+                                     f"{n} + ...)", e.loc)
                 c = seen[v]
                 if not all(self.stable(f) for f in c.factors):
-                    raise self.error(f"the weight of '{v}' here depends on locals; weights "
+                    raise self.error(f"the weight of '{n}' here depends on locals; weights "
                                      "of accumulated results must be constants or "
                                      "parameters", e.loc)
                 sig = _signature(c.factors)
                 old = self.weights.setdefault(v, (c.factors, sig))
                 if old[1] != sig:
-                    raise self.error(f"'{v}' is returned with different weights; the "
+                    raise self.error(f"'{n}' is returned with different weights; the "
                                      "results it holds need one weight", e.loc)
             return
         offsets, term = self.split_offset(e)
         leaves = [] if term is None else self.leaves(term)
         names = {x.name for x in leaves if isinstance(x, ir.Var) and x.name in self.rlocals}
         for v in live:
+            n = self.show(v)
             if v not in names:
-                raise self.error(f"this return drops '{v}', which holds results of the "
+                raise self.error(f"this return drops '{n}', which holds results of the "
                                  f"task's calls; return it (e.g. return 1 + {v})", e.loc)
             if not all(self.stable(o) for o in offsets):
-                raise self.error(f"the local term added to '{v}' here depends on locals; it "
+                raise self.error(f"the local term added to '{n}' here depends on locals; it "
                                  "must be a constant or parameter expression", e.loc)
             sig = _signature(tuple(offsets))
             old = self.offsets.setdefault(v, (tuple(offsets), sig))
             if old[1] != sig:
-                raise self.error(f"'{v}' is returned with different local terms added; "
+                raise self.error(f"'{n}' is returned with different local terms added; "
                                  "the results it holds need one", e.loc)
 
     # ------------------------------------------------------------------ rewrite
@@ -534,6 +689,7 @@ class _Converter:
                 raise self.error(f"'{t.name}' returns a value, but its {section} case can end "
                                  "without 'return'", where)
         self.decide_mode()
+        self.find_raises()
         self.analyse(t.base, frozenset())
         self.analyse(t.inductive, frozenset())
         names = {p.name for p in t.params} | set(t.locals)
@@ -547,6 +703,10 @@ class _Converter:
             if need:
                 self.field = ir.Param(ir.fresh_name(f"{t.name}_path", names), self.R, t.loc,
                                       default=0, has_default=True, hidden=True)
+        if self.raises and self.field is not None:
+            raise self.error(f"the bound '{self.raises[0][0]}' is raised with a result that "
+                             "the task returns with a local term added; raise it with the "
+                             "value the task returns", t.loc)
         hoisted: dict[str, ir.Assign] = {}
         if self.mode == _Mode.SUM:
             self.zero = {v for v in self.rlocals if self.always_zero(v)}
@@ -590,7 +750,8 @@ class _Converter:
         return out
 
     def always_zero(self, v: str) -> bool:
-        for s in self._all_stmts((*self.t.base, *self.t.inductive)):
+        # (the prologue's value too: ``long x = 1;`` before the is-base test)
+        for s in self._all_stmts((*self.t.prologue, *self.t.base, *self.t.inductive)):
             if isinstance(s, ir.Assign) and s.target == v:
                 children, locs = self.linear(s.value)
                 if any(not _is_const(x, 0) for x, _ in locs):
@@ -610,10 +771,19 @@ class _Converter:
     def any_offset(self, stmts: Sequence[ir.Stmt]) -> bool:
         for s in self._all_stmts(stmts):
             if isinstance(s, ir.Return) and self.has_child(s.values[0]):
-                offsets, _ = self.split_offset(s.values[0])
-                if offsets:
+                offsets, term = self.split_offset(s.values[0])
+                if offsets or (term is not None and self.leaf_terms(term)):
+                    return True
+            if isinstance(s, ir.Assign) and s.target in self.rlocals and \
+                    self.has_child(s.value):
+                _, term = self.split_offset(s.value)
+                if term is not None and self.leaf_terms(term):
                     return True
         return False
+
+    def leaf_terms(self, term: ir.Expr) -> bool:
+        """A term of the max/min adds local terms to a call (max(v + f(a), f(b)))."""
+        return any(isinstance(x, ir.BinOp) for x in self.leaves(term))
 
     def weight(self, loc: SourceLoc) -> ir.Expr:
         return (ir.Var(loc, self.R, self.field.name) if self.field is not None
@@ -629,6 +799,8 @@ class _Converter:
             match s:
                 case ir.Return(values=(e,)):
                     out += self.rewrite_return(e, s.loc)
+                case ir.Reduce() if id(s) in self.raise_ids:
+                    pass
                 case ir.Assign(target=v, value=e) if v in getattr(self, "hoisted", {}) and (
                         self.hoisted[v] is s):
                     W = self.weights[v][0]
@@ -663,7 +835,7 @@ class _Converter:
             for o in offsets if term is not None else []:
                 off = _add(off, o, R)
             if term is None:
-                out.append(ir.Reduce(loc, self.rname, _add(w, e, R)))
+                out += self.candidate(loc, _add(w, e, R))
             else:
                 out += self.emit_leaves(self.leaves(term), off, skip=set(self.rlocals))
         out.append(ir.Return(loc))
@@ -673,13 +845,25 @@ class _Converter:
                     ) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         for x in leaves:
-            if isinstance(x, ir.Recur):
+            plus = self.call_plus(x) if isinstance(x, ir.BinOp) else None
+            if plus is not None:  # the call's own local terms join its path
+                extra = off
+                for o in plus[1]:
+                    extra = _add(extra, o, self.R)
+                out.append(self.spawn(plus[0], extra))
+            elif isinstance(x, ir.Recur):
                 out.append(self.spawn(x, off))
             elif isinstance(x, ir.Var) and x.name in skip:
                 continue
             else:
-                out.append(ir.Reduce(x.loc, self.rname, _add(off, x, self.R)))
+                out += self.candidate(x.loc, _add(off, x, self.R))
         return out
+
+    def candidate(self, loc: SourceLoc, value: ir.Expr) -> list[ir.Stmt]:
+        """A candidate of the max/min into the result's reducer, and into every bound
+        the task raises (lowers) with its result."""
+        return [ir.Reduce(loc, self.rname, value),
+                *(ir.Reduce(loc, b, _conv(value, ty)) for b, ty in self.raises)]
 
     def rewrite_assign(self, v: str, e: ir.Expr, s: ir.Assign) -> list[ir.Stmt]:
         R, loc = self.R, s.loc

@@ -106,7 +106,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_n = p_n[off + t + u];
 #line 16 "fib.py"
             m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1629 "fib_fib.c"
+#line 1635 "fib_fib.c"
         }
         uint32_t bits = rv_bits32(m);
         RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)bp_n, nb, bits);
@@ -120,7 +120,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_n = p_n[off + t];
 #line 16 "fib.py"
         int64_t isb = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1643 "fib_fib.c"
+#line 1649 "fib_fib.c"
         bp_n[nb] = v_n;
         qp_n[ni] = v_n;
         nb += isb; ni += 1 - isb;
@@ -133,7 +133,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         for (int64_t j = j0; j < j1; j++) part += bp_n[j];
 #line 17 "fib.py"
         la_count = (int64_t)((uint64_t)la_count + (uint64_t)(int64_t)part);
-#line 1656 "fib_fib.c"
+#line 1662 "fib_fib.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -158,7 +158,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             o1_n[j] = _s0;
 #line 20 "fib.py"
         }
-#line 1681 "fib_fib.c"
+#line 1687 "fib_fib.c"
         (void)si;
     }
     for (int64_t k = 0; k < 2; k++) kc[k] = ni;
@@ -265,13 +265,13 @@ static void seq_fib(int8_t v_n);
 static void seq_fib(int8_t v_n) {
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1788 "fib_fib.c"
+#line 1794 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1))))));
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2))))));
-#line 1794 "fib_fib.c"
+#line 1800 "fib_fib.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -290,7 +290,7 @@ static void omp_fib(int8_t v_n, int64_t _depth);
 static void omp_fib(int8_t v_n, int64_t _depth) {
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1813 "fib_fib.c"
+#line 1819 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
@@ -328,7 +328,7 @@ static void omp_fib(int8_t v_n, int64_t _depth) {
         }
 #line 20 "fib.py"
     }
-#line 1851 "fib_fib.c"
+#line 1857 "fib_fib.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

@@ -46,14 +46,14 @@ ITEMSIZES = np.array([4], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 1 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
-SCRATCH_COLUMNS = 5
+SCRATCH_COLUMNS = 1
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
-SCRATCH_BYTES = np.array([1, 32, 1, 32, 1, 32, 4, 128, 4, 128], np.int64)
+SCRATCH_BYTES = np.array([1, 32], np.int64)
 # room after each child block (the kernel plan's slack): child block k of a block with ni
 # inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
 # slack (numba_support.M_SLACK)
-SLACK = 32
+SLACK = 0
 
 
 @njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)
@@ -79,108 +79,21 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     # base case over the base threads
     for j in range(nb):
         v_n = ld(b_n, j)
-        v__lf_n = int32(0)
         # fib.py:10
         acc_count = int64(acc_count + int64(v_n))
     ns = ni + SLACK  # stride of the child blocks
-    # inductive case, 32 threads per step (the plan's lane-spawns step): passes
-    # over the full steps store each conditional site's mask and the child
-    # blocks' argument columns; then per step the lanes making their k-th
-    # spawn (bit operations on the sites' masks) are appended to child block
-    # k by one compaction step per column (all 32: copies; none: skipped)
-    jend = ni - ni % 32
-    ml0 = column_ptr(cols, 4, uint8)
-    ml1 = column_ptr(cols, 5, uint8)
-    ak0_n = column_ptr(cols, 6, int32)
-    ak1_n = column_ptr(cols, 7, int32)
-    for j in range(jend):  # ml0
-        v_n = ld(q_n, j)
-        # fib.py:12
-        v__lf_n = int32(v_n - int32(1))
-        _c0 = ((v__lf_n < int32(2)))
-        # fib.py:10
-        acc_count = int64(acc_count + (int64(v__lf_n) if _c0 else int64(0)))
-        # fib.py:12
-        _l0 = _c0
-        # fib.py:13
-        v__lf_n = int32(v_n - int32(2))
-        _c1 = ((v__lf_n < int32(2)))
-        # fib.py:10
-        acc_count = int64(acc_count + (int64(v__lf_n) if _c1 else int64(0)))
-        st(ml0, j, _l0)
-    for j in range(jend):  # ml1
-        v_n = ld(q_n, j)
-        # fib.py:13
-        v__lf_n = int32(v_n - int32(2))
-        _c1 = ((v__lf_n < int32(2)))
-        _l1 = _c1
-        st(ml1, j, _l1)
-    for j in range(jend):  # ak0_n
-        v_n = ld(q_n, j)
-        # fib.py:12
-        _a0_n = int32(v_n - int32(1))
-        st(ak0_n, j, _a0_n)
-    for j in range(jend):  # ak1_n
-        v_n = ld(q_n, j)
-        # fib.py:13
-        _a1_n = int32(v_n - int32(2))
-        st(ak1_n, j, _a1_n)
-    kc0 = kcnt[0]
-    kc1 = kcnt[1]
-    lf0 = 0
-    lf1 = 0
-    t = 0
-    while t < jend:
-        b0 = 4294967295
-        l0 = int64(movemask32(ml0, t))
-        b1 = 4294967295
-        l1 = int64(movemask32(ml1, t))
-        e0_0 = (4294967295 & ~b0)
-        e0_1 = b0
-        lf0 += popcount32(uint32(((b0 & l0)) & 4294967295))
-        mk = uint32(((b0 & ~l0)) & 4294967295)
-        if mk == 4294967295:  # every lane makes its spawn 0
-            copy32(ak0_n, t, c_n, out_base + kc0)
-            kc0 += 32
-        elif mk != 0:
-            compress_avx512(ak0_n, t, mk, c_n, out_base + kc0)
-            kc0 += popcount32(mk)
-        lf1 += popcount32(uint32((((b1 & e0_1) & l1)) & 4294967295))
-        mk = uint32((((b1 & e0_1) & ~l1)) & 4294967295)
-        if mk == 4294967295:  # every lane makes its spawn 1
-            copy32(ak1_n, t, c_n, out_base + 1 * ns + kc1)
-            kc1 += 32
-        elif mk != 0:
-            compress_avx512(ak1_n, t, mk, c_n, out_base + 1 * ns + kc1)
-            kc1 += popcount32(mk)
-        t += 32
-    kcnt[0] = kc0
-    kcnt[1] = kc1
-    kcnt[2] = lf0
-    kcnt[3] = lf1
-    j0 = jend  # the rest thread by thread
     # inductive case: the thread's k-th spawn goes to child block k
-    _kc0 = kcnt[0]
-    _kc1 = kcnt[1]
     for j in range(j0, ni):
-        si = 0
         v_n = ld(q_n, j)
-        v__lf_n = int32(0)
         # fib.py:12
         _s0 = int32(v_n - int32(1))
-        _d = out_base + si * ns + (_kc0 if si == 0 else _kc1)
+        _d = out_base + j
         st(c_n, _d, _s0)
-        _kc0 += si == 0
-        _kc1 += si == 1
-        si += 1
         # fib.py:13
         _s0 = int32(v_n - int32(2))
-        _d = out_base + si * ns + (_kc0 if si == 0 else _kc1)
+        _d = out_base + 1 * ns + j
         st(c_n, _d, _s0)
-        _kc0 += si == 0
-        _kc1 += si == 1
-        si += 1
-    kcnt[0] = _kc0
-    kcnt[1] = _kc1
+    for k in range(2):  # every inductive thread spawned each
+        kcnt[k] = ni
     st_at(accs, 0, int64, acc_count)
     return nb, kused

@@ -130,7 +130,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         for (int u = 0; u < 32; u++) {
 #line 41 "graphcol.py"
             m[u] = ((((int32_t)(v_v)) == v_n)) ? 1 : 0;
-#line 1653 "graphcol_graphcol.c"
+#line 1659 "graphcol_graphcol.c"
         }
         uint32_t bits = rv_bits32(m);
         RV_STEP64((const uint64_t *)(p_red + off + t), (uint64_t *)qp_red, ni, ~bits);
@@ -147,7 +147,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_blue = p_blue[off + t];
 #line 41 "graphcol.py"
         int64_t isb = ((((int32_t)(v_v)) == v_n)) ? 1 : 0;
-#line 1670 "graphcol_graphcol.c"
+#line 1676 "graphcol_graphcol.c"
         qp_red[ni] = v_red;
         qp_green[ni] = v_green;
         qp_blue[ni] = v_blue;
@@ -157,7 +157,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     for (int64_t j = 0; j < nb; j++) {
 #line 42 "graphcol.py"
         la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 1680 "graphcol_graphcol.c"
+#line 1686 "graphcol_graphcol.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -238,7 +238,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             a2_blue[u] = ((uint64_t)(v_blue | v_b));
 #line 51 "graphcol.py"
             _k += m2[u];
-#line 1761 "graphcol_graphcol.c"
+#line 1767 "graphcol_graphcol.c"
         }
         {
             uint8_t mk[32];
@@ -398,7 +398,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             }
 #line 50 "graphcol.py"
         }
-#line 1921 "graphcol_graphcol.c"
+#line 1927 "graphcol_graphcol.c"
         (void)si;
     }
     acc_colourings = la_colourings;
@@ -530,13 +530,13 @@ void revec_free(void *p) { free(p); }
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue);
 #line 39 "graphcol.py"
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue) {
-#line 2053 "graphcol_graphcol.c"
+#line 2059 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2059 "graphcol_graphcol.c"
+#line 2065 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -556,7 +556,7 @@ static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         seq_graphcol(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))), ((uint64_t)(v_red)), ((uint64_t)(v_green)), ((uint64_t)(((uint64_t)(v_blue | v_b)))));
 #line 50 "graphcol.py"
     }
-#line 2079 "graphcol_graphcol.c"
+#line 2085 "graphcol_graphcol.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -577,13 +577,13 @@ static int64_t rv_omp_cutoff;
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth);
 #line 39 "graphcol.py"
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth) {
-#line 2100 "graphcol_graphcol.c"
+#line 2106 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2106 "graphcol_graphcol.c"
+#line 2112 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -675,7 +675,7 @@ static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         }
 #line 50 "graphcol.py"
     }
-#line 2198 "graphcol_graphcol.c"
+#line 2204 "graphcol_graphcol.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

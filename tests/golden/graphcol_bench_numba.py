@@ -46,10 +46,10 @@ ITEMSIZES = np.array([0, 1, 8, 8, 8], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 5 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
-SCRATCH_COLUMNS = 14
+SCRATCH_COLUMNS = 11
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
-SCRATCH_BYTES = np.array([1, 32, 1, 32, 1, 32, 1, 32, 1, 32, 1, 32, 1, 32, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 0, 32], np.int64)
+SCRATCH_BYTES = np.array([1, 32, 1, 32, 1, 32, 1, 32, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 0, 32], np.int64)
 # room after each child block (the kernel plan's slack): child block k of a block with ni
 # inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
 # slack (numba_support.M_SLACK)
@@ -93,7 +93,6 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     ni = n - nb
     # base case over the base threads
     for j in range(nb):
-        v__lf_v = int8(0)
         v_b = uint64(0)
         v_nb = uint64(0)
         # graphcol.py:42
@@ -108,23 +107,19 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     ms0 = column_ptr(cols, 16, uint8)
     ms1 = column_ptr(cols, 17, uint8)
     ms2 = column_ptr(cols, 18, uint8)
-    ml0 = column_ptr(cols, 19, uint8)
-    ml1 = column_ptr(cols, 20, uint8)
-    ml2 = column_ptr(cols, 21, uint8)
-    ak0_red = column_ptr(cols, 22, uint64)
-    ak0_green = column_ptr(cols, 23, uint64)
-    ak0_blue = column_ptr(cols, 24, uint64)
-    ak1_green = column_ptr(cols, 25, uint64)
-    ak1_blue = column_ptr(cols, 26, uint64)
-    ak2_blue = column_ptr(cols, 27, uint64)
-    fill0 = column_ptr(cols, 28, int8)
+    ak0_red = column_ptr(cols, 19, uint64)
+    ak0_green = column_ptr(cols, 20, uint64)
+    ak0_blue = column_ptr(cols, 21, uint64)
+    ak1_green = column_ptr(cols, 22, uint64)
+    ak1_blue = column_ptr(cols, 23, uint64)
+    ak2_blue = column_ptr(cols, 24, uint64)
+    fill0 = column_ptr(cols, 25, int8)
     for u in range(32):
         st(fill0, u, int8(v_v + int8(1)))
-    for j in range(jend):  # ms0, ms1, ms2, ml0, ml1, ml2, ak0_red, ak0_green, ak0_blue, ak1_green, ak1_blue, ak2_blue
+    for j in range(jend):  # ms0, ms1, ms2, ak0_red, ak0_green, ak0_blue, ak1_green, ak1_blue, ak2_blue
         v_red = ld(q_red, j)
         v_green = ld(q_green, j)
         v_blue = ld(q_blue, j)
-        v__lf_v = int8(0)
         _k = 0
         # graphcol.py:44
         v_nb = a_EARLIER[int64(v_v)]
@@ -133,50 +128,29 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
         # graphcol.py:46
         _c0 = ((uint64(v_red & v_nb) == uint64(0)))
         # graphcol.py:47
-        v__lf_v = (int8(v_v + int8(1))) if _c0 else v__lf_v
-        _c2 = _c0 & ((int32(v__lf_v) == v_n))
-        # graphcol.py:42
-        acc_colourings = int64(acc_colourings + (1 if _c2 else int64(0)))
-        # graphcol.py:47
         _m0 = _c0
-        _l0 = _c2
         _a0_red = uint64(v_red | v_b)
         _a0_green = v_green
         _a0_blue = v_blue
         _k += _m0
         # graphcol.py:48
-        _c3 = ((uint64(v_green & v_nb) == uint64(0)))
+        _c2 = ((uint64(v_green & v_nb) == uint64(0)))
         # graphcol.py:49
-        v__lf_v = (int8(v_v + int8(1))) if _c3 else v__lf_v
-        _c5 = _c3 & ((int32(v__lf_v) == v_n))
-        # graphcol.py:42
-        acc_colourings = int64(acc_colourings + (1 if _c5 else int64(0)))
-        # graphcol.py:49
-        _m1 = _c3
-        _l1 = _c5
+        _m1 = _c2
         _k1 = _k
         _a1_red = v_red
         _a1_green = uint64(v_green | v_b)
         _a1_blue = v_blue
         # graphcol.py:50
-        _c6 = ((uint64(v_blue & v_nb) == uint64(0)))
+        _c4 = ((uint64(v_blue & v_nb) == uint64(0)))
         # graphcol.py:51
-        v__lf_v = (int8(v_v + int8(1))) if _c6 else v__lf_v
-        _c8 = _c6 & ((int32(v__lf_v) == v_n))
-        # graphcol.py:42
-        acc_colourings = int64(acc_colourings + (1 if _c8 else int64(0)))
-        # graphcol.py:51
-        _m2 = _c6
-        _l2 = _c8
+        _m2 = _c4
         _a2_red = v_red
         _a2_green = v_green
         _a2_blue = uint64(v_blue | v_b)
         st(ms0, j, _m0)
         st(ms1, j, _m1)
         st(ms2, j, _m2)
-        st(ml0, j, _l0)
-        st(ml1, j, _l1)
-        st(ml2, j, _l2)
         st(ak0_red, j, (_a0_red if _m0 else (_a1_red if (_m1 & (_k1 == 0)) else _a2_red)))
         st(ak0_green, j, (_a0_green if _m0 else (_a1_green if (_m1 & (_k1 == 0)) else _a2_green)))
         st(ak0_blue, j, (_a0_blue if _m0 else (_a1_blue if (_m1 & (_k1 == 0)) else _a2_blue)))
@@ -186,24 +160,17 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     kc0 = kcnt[0]
     kc1 = kcnt[1]
     kc2 = kcnt[2]
-    lf0 = 0
-    lf1 = 0
-    lf2 = 0
     t = 0
     while t < jend:
         b0 = int64(movemask32(ms0, t))
-        l0 = int64(movemask32(ml0, t))
         b1 = int64(movemask32(ms1, t))
-        l1 = int64(movemask32(ml1, t))
         b2 = int64(movemask32(ms2, t))
-        l2 = int64(movemask32(ml2, t))
         e0_0 = (4294967295 & ~b0)
         e0_1 = b0
         e1_0 = (e0_0 & ~b1)
         e1_1 = (e0_1 & ~b1) | (e0_0 & b1)
         e1_2 = (e0_1 & b1)
-        lf0 += popcount32(uint32(((b0 & l0) | ((b1 & e0_0) & l1) | ((b2 & e1_0) & l2)) & 4294967295))
-        mk = uint32(((b0 & ~l0) | ((b1 & e0_0) & ~l1) | ((b2 & e1_0) & ~l2)) & 4294967295)
+        mk = uint32((b0 | (b1 & e0_0) | (b2 & e1_0)) & 4294967295)
         if mk == 4294967295:  # every lane makes its spawn 0
             copy32(fill0, 0, c_v, out_base + kc0)
             copy32(ak0_red, t, c_red, out_base + kc0)
@@ -216,8 +183,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
             compress_avx512(ak0_green, t, mk, c_green, out_base + kc0)
             compress_avx512(ak0_blue, t, mk, c_blue, out_base + kc0)
             kc0 += popcount32(mk)
-        lf1 += popcount32(uint32((((b1 & e0_1) & l1) | ((b2 & e1_1) & l2)) & 4294967295))
-        mk = uint32((((b1 & e0_1) & ~l1) | ((b2 & e1_1) & ~l2)) & 4294967295)
+        mk = uint32(((b1 & e0_1) | (b2 & e1_1)) & 4294967295)
         if mk == 4294967295:  # every lane makes its spawn 1
             copy32(fill0, 0, c_v, out_base + 1 * ns + kc1)
             copy32(q_red, t, c_red, out_base + 1 * ns + kc1)
@@ -230,8 +196,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
             compress_avx512(ak1_green, t, mk, c_green, out_base + 1 * ns + kc1)
             compress_avx512(ak1_blue, t, mk, c_blue, out_base + 1 * ns + kc1)
             kc1 += popcount32(mk)
-        lf2 += popcount32(uint32((((b2 & e1_2) & l2)) & 4294967295))
-        mk = uint32((((b2 & e1_2) & ~l2)) & 4294967295)
+        mk = uint32(((b2 & e1_2)) & 4294967295)
         if mk == 4294967295:  # every lane makes its spawn 2
             copy32(fill0, 0, c_v, out_base + 2 * ns + kc2)
             copy32(q_red, t, c_red, out_base + 2 * ns + kc2)
@@ -248,9 +213,6 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     kcnt[0] = kc0
     kcnt[1] = kc1
     kcnt[2] = kc2
-    kcnt[3] = lf0
-    kcnt[4] = lf1
-    kcnt[5] = lf2
     j0 = jend  # the rest thread by thread
     # inductive case: the thread's k-th spawn goes to child block k
     for j in range(j0, ni):
@@ -258,7 +220,6 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
         v_red = ld(q_red, j)
         v_green = ld(q_green, j)
         v_blue = ld(q_blue, j)
-        v__lf_v = int8(0)
         v_b = uint64(0)
         v_nb = uint64(0)
         # graphcol.py:44

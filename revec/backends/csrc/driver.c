@@ -39,15 +39,33 @@
 #include "driver.h"
 
 /* Allocation with a memory budget shared by all workers: failures leave the failing
-   worker through its rv_fail (setjmp in its thread) and stop every other worker. */
+   worker through its rv_fail (setjmp in its thread) and stop every other worker.
+
+   The budget counts every allocation that grows with the run, by kind (the B_* enum,
+   revec.runtime.memory.KINDS): the module's thread frames and scratch (B_FRAMES, through
+   rv_check_budget), the record stacks and their child-block segments (B_RECORDS), the
+   per-level statistics (B_LEVELS), and the rest (B_OTHER: each worker's own state and the
+   packages on their way to a thief).  Records and statistics grow with the depth of the
+   recursion, not with the frames held: a recursion that never reaches its base case
+   holds two frames a level and stops on them. */
+enum { B_FRAMES, B_RECORDS, B_LEVELS, B_OTHER, B_KINDS };
 static RV_TLS jmp_buf rv_fail;
 static RV_TLS int rv_fail_code;
-static int64_t rv_budget;           /* bytes of thread frames allowed (all workers); 0 = no limit */
-static _Atomic int64_t rv_used;     /* bytes of thread frames held by all workers */
-static RV_TLS int64_t rv_mine;      /* ... by this worker */
+static int64_t rv_budget;           /* bytes the run may hold (all workers); 0 = no limit */
+static _Atomic int64_t rv_used;     /* bytes held by all workers */
+static _Atomic int64_t rv_used_by[B_KINDS];  /* ... by kind */
+static RV_TLS int64_t rv_mine[B_KINDS];      /* this worker's, by kind */
+static _Atomic int rv_why;          /* 1 + the kind whose growth first crossed the budget */
+static int64_t rv_held[B_KINDS];    /* the bytes of each kind held then */
 static _Atomic int rv_stop;         /* set (to a failure code) when a worker fails */
 static const volatile int64_t *rv_interrupt;  /* nonzero: stop (Ctrl-C) */
 void revec_set_interrupt(const int64_t *flag) { rv_interrupt = flag; }
+static RV_TLS int rv_armed;         /* rv_fail is set (this thread runs a worker) */
+
+void rv_no_return(int helper) {
+    if (!rv_armed) return;
+    rv_fail_code = RV_NO_RETURN + helper; longjmp(rv_fail, 1);
+}
 
 void *rv_realloc(void *p, int64_t bytes) {
     void *q = realloc(p, bytes > 0 ? (size_t)bytes : 1);
@@ -55,12 +73,26 @@ void *rv_realloc(void *p, int64_t bytes) {
     return q;
 }
 
-void rv_check_budget(int64_t bytes) {
-    int64_t d = bytes - rv_mine;
+/* `d` more bytes of `kind` (fewer if negative): 0 if that is over the budget (the
+   bytes stay counted; the first to cross records what the run held) */
+static int rv_add(int kind, int64_t d) {
     int64_t total = atomic_fetch_add_explicit(&rv_used, d, memory_order_relaxed) + d;
-    rv_mine = bytes;
-    if (rv_budget > 0 && total > rv_budget) { rv_fail_code = RV_BUDGET; longjmp(rv_fail, 1); }
+    atomic_fetch_add_explicit(&rv_used_by[kind], d, memory_order_relaxed);
+    if (d <= 0 || rv_budget <= 0 || total <= rv_budget) return 1;
+    int none = 0;
+    if (atomic_compare_exchange_strong(&rv_why, &none, kind + 1))
+        for (int k = 0; k < B_KINDS; k++) rv_held[k] = atomic_load(&rv_used_by[k]);
+    return 0;
 }
+
+/* this worker now holds `bytes` bytes of `kind`: leave the worker if over the budget */
+static void rv_charge(int kind, int64_t bytes) {
+    int64_t d = bytes - rv_mine[kind];
+    rv_mine[kind] = bytes;
+    if (!rv_add(kind, d)) { rv_fail_code = RV_BUDGET; longjmp(rv_fail, 1); }
+}
+
+void rv_check_budget(int64_t bytes) { rv_charge(B_FRAMES, bytes); }
 
 /* PH: a bfs record's inlined leaves (leaf inlining): threads of its block that ran as
    base cases in their parents' lanes, never written; the schedule counts them as the
@@ -68,8 +100,13 @@ void rv_check_budget(int64_t bytes) {
    level), so every decision and statistic is the one without inlining */
 enum { KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT, PH, REC_COLS };
 enum { S_OFF, S_N, S_PH, SEG_COLS };  /* a child block: offset, frames, inlined leaves */
-/* INLINED: leaves inlined (leaf inlining), revec.runtime.workers.ST_INLINED */
-enum { SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK, INLINED, ST_COLS = 12 };
+/* st_out: the driver's statistics (INLINED: leaves inlined by leaf inlining,
+   revec.runtime.workers.ST_INLINED); after a run over the budget, ST_WHY (1 + the kind
+   whose growth crossed it) and ST_HELD.. (the bytes of each kind held then):
+   revec.backends.c_runner.ST_* */
+enum { SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK, INLINED, ST_WHY, ST_HELD,
+       ST_COLS = 13 };
+_Static_assert(ST_HELD + B_KINDS <= ST_COLS, "st_out holds what the run held");
 enum { L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS, LV_COLS };
 /* the columns of wst_out: revec.backends.c_driver.W_* */
 enum { W_TASKS, W_STEALS, W_ATTEMPTS, W_IDLE_NS, W_GIVEN, W_PEAK, W_BLOCKS, W_CPU_NS,
@@ -104,9 +141,11 @@ static int64_t rv_from_n, rv_from_depth;
 /* stop once the (single) bfs block holds this many threads and hand them out */
 static int64_t rv_stop_at;
 
-static void *rv_grow(void *p, int64_t *cap, int64_t need, int64_t row_bytes) {
+/* `p` with room for `need` rows (new rows zeroed), counted as `kind` */
+static void *rv_grow(void *p, int64_t *cap, int64_t need, int64_t row_bytes, int kind) {
     if (need <= *cap) return p;
     int64_t c = need > 2 * *cap ? need : 2 * *cap;
+    rv_charge(kind, rv_mine[kind] + (c - *cap) * row_bytes);  /* before: no half state */
     p = rv_realloc(p, c * row_bytes);
     memset((char *)p + *cap * row_bytes, 0, (c - *cap) * row_bytes);
     *cap = c;
@@ -136,15 +175,30 @@ static inline void rv_pause(int64_t spins) {
 #endif
 }
 
+/* the bytes of a package of n frames in nseg child blocks (counted as B_OTHER from
+   its allocation by the victim to its release by the thief) */
+static int64_t rv_pkg_bytes(int64_t n, int64_t nseg) {
+    int64_t b = (nseg > 0 ? nseg : 1) * (int64_t)sizeof(int64_t);
+    for (int c = 0; c < rv_p->ncols; c++) b += n * rv_p->col_bytes[c] + 1;
+    return b;
+}
+
 static void rv_pkg_free(rv_pkg *pk) {
-    if (pk->cols)
+    if (pk->cols) {
         for (int c = 0; c < rv_p->ncols; c++) free(pk->cols[c]);
+        rv_add(B_OTHER, -rv_pkg_bytes(pk->n, pk->nseg));
+    }
     free(pk->cols); pk->cols = NULL;
     free(pk->counts); pk->counts = NULL;
     pk->n = 0;
 }
 
+/* 0 if the memory is not there; leaves the (victim's) worker if over the budget */
 static int rv_pkg_alloc(rv_pkg *pk, int64_t n, int64_t nseg) {
+    if (!rv_add(B_OTHER, rv_pkg_bytes(n, nseg))) {
+        rv_add(B_OTHER, -rv_pkg_bytes(n, nseg));
+        rv_fail_code = RV_BUDGET; longjmp(rv_fail, 1);
+    }
     memset(pk, 0, sizeof(*pk));
     pk->n = n; pk->nseg = nseg;
     pk->counts = (int64_t *)malloc((nseg > 0 ? nseg : 1) * sizeof(int64_t));
@@ -154,6 +208,7 @@ static int rv_pkg_alloc(rv_pkg *pk, int64_t n, int64_t nseg) {
         pk->cols[c] = malloc(n * rv_p->col_bytes[c] + 1);
         ok = pk->cols[c] != NULL;
     }
+    if (!pk->cols) rv_add(B_OTHER, -rv_pkg_bytes(n, nseg));  /* rv_pkg_free cannot */
     if (!ok) rv_pkg_free(pk);
     return ok;
 }
@@ -177,10 +232,11 @@ static int rv_give(rv_worker *w, rv_pkg *pk) {
         for (int64_t k = first; k < nseg; k++) {
             total += w->seg[r[SB] + k][S_N]; ph += w->seg[r[SB] + k][S_PH];
         }
-        if (!rv_pkg_alloc(pk, total, give)) return 0;
         /* the given child blocks' inlined leaves stay here: counted now, as tasks and
-           leaves of their level (the thief gets the written frames) */
-        w->lv = rv_grow(w->lv, &w->lcap, r[DEPTH] + 2, sizeof(*w->lv));
+           leaves of their level (the thief gets the written frames); the levels grow
+           before the package is allocated (over the budget: no package half made) */
+        w->lv = rv_grow(w->lv, &w->lcap, r[DEPTH] + 2, sizeof(*w->lv), B_LEVELS);
+        if (!rv_pkg_alloc(pk, total, give)) return 0;
         w->lv[r[DEPTH]][L_TASKS] += ph; w->lv[r[DEPTH]][L_LEAVES] += ph;
         w->st[INLINED] += ph;
         pk->kind = 1; pk->depth = r[DEPTH];
@@ -214,7 +270,7 @@ static void rv_take(rv_worker *w) {
     int64_t n = pk->n;
     rvm_grow_children(n + 1, 1);
     rvm_unpack(pk);
-    w->seg = rv_grow(w->seg, &w->scap, pk->nseg + 1, sizeof(*w->seg));
+    w->seg = rv_grow(w->seg, &w->scap, pk->nseg + 1, sizeof(*w->seg), B_RECORDS);
     int64_t *r = w->rec[0];
     memset(r, 0, sizeof(w->rec[0]));
     r[KIND] = pk->kind; r[DEPTH] = pk->depth; r[END] = n;
@@ -311,7 +367,7 @@ static void rv_schedule(rv_worker *w) {
         }
         rv_serve(w, 1);
         seg = w->seg;
-        w->rec = rec = rv_grow(rec, &w->rcap, st[SP] + 2, sizeof(*rec));
+        w->rec = rec = rv_grow(rec, &w->rcap, st[SP] + 2, sizeof(*rec), B_RECORDS);
         int64_t sp = st[SP];
         if (sp < 0) break;
         int64_t off, n, depth, out_base, mode, ph;
@@ -332,7 +388,7 @@ static void rv_schedule(rv_worker *w) {
                 rec[sp][END] = top; rec[sp][DEPTH] = depth; rec[sp][INIT] = n + ph;
                 rec[sp][PH] = ph;
                 st[SP] = sp;
-                w->lv = lv = rv_grow(lv, &w->lcap, depth + 2, sizeof(*lv));
+                w->lv = lv = rv_grow(lv, &w->lcap, depth + 2, sizeof(*lv), B_LEVELS);
                 lv[depth][L_REEXP] += 1;
                 continue;
             }
@@ -348,7 +404,7 @@ static void rv_schedule(rv_worker *w) {
             ph = rec[sp][PH];
             out_base = rec[sp][BASE];  /* the kernel reads the block before writing */
         }
-        w->lv = lv = rv_grow(lv, &w->lcap, depth + 2, sizeof(*lv));
+        w->lv = lv = rv_grow(lv, &w->lcap, depth + 2, sizeof(*lv), B_LEVELS);
         int64_t kused = 0, nb = 0;
         const int64_t *kcnt = NULL, *kleaf = NULL;
         if (n > 0) nb = rvm_block(off, n, out_base, &kused, &kcnt, &kleaf);
@@ -367,7 +423,8 @@ static void rv_schedule(rv_worker *w) {
                 dst += kcnt[k];
             }
         }
-        w->seg = seg = rv_grow(seg, &w->scap, st[SEGTOP] + kused + 1, sizeof(*seg));
+        w->seg = seg = rv_grow(seg, &w->scap, st[SEGTOP] + kused + 1, sizeof(*seg),
+                                B_RECORDS);
         int64_t m = 0, mph = 0;  /* children written, children inlined as leaves */
         for (int64_t k = 0; k < kused; k++) m += kcnt[k];
         if (kleaf) for (int64_t k = 0; k < kused; k++) mph += kleaf[k];
@@ -415,16 +472,20 @@ static int64_t rv_cpu_ns(void) {  /* this thread's CPU time */
 static void *rv_worker_main(void *arg) {
     rv_worker *w = (rv_worker *)arg;
     w->ws[W_CPU_NS] = rv_cpu_ns();
-    rv_mine = 0;
+    memset(rv_mine, 0, sizeof(rv_mine));
     rvm_worker_init(w->accs);
     if (setjmp(rv_fail) != 0) {  /* out of memory or over the budget: stop everyone */
         int none = 0;
         atomic_compare_exchange_strong(&rv_stop, &none, rv_fail_code);
         goto out;
     }
-    w->rec = rv_grow(NULL, &w->rcap, 64, sizeof(*w->rec));
-    w->seg = rv_grow(NULL, &w->scap, 64, sizeof(*w->seg));
-    w->lv = rv_grow(NULL, &w->lcap, 64, sizeof(*w->lv));
+    rv_armed = 1;
+    /* this worker's own state (its slot, thread, accumulators) */
+    rv_charge(B_OTHER, (int64_t)sizeof(rv_worker) + (int64_t)sizeof(pthread_t)
+                       + rv_p->acc_bytes);
+    w->rec = rv_grow(NULL, &w->rcap, 64, sizeof(*w->rec), B_RECORDS);
+    w->seg = rv_grow(NULL, &w->scap, 64, sizeof(*w->seg), B_RECORDS);
+    w->lv = rv_grow(NULL, &w->lcap, 64, sizeof(*w->lv), B_LEVELS);
     w->st[SP] = -1;
     rvm_grow_children(1024, 4);
     rvm_grow_scratch(1024);
@@ -451,11 +512,13 @@ static void *rv_worker_main(void *arg) {
         if (rv_nworkers < 2 || !rv_steal(w)) break;
     }
   out:
+    rv_armed = 0;
     w->ws[W_CPU_NS] = rv_cpu_ns() - w->ws[W_CPU_NS];
     free(w->rec); w->rec = NULL; free(w->seg); w->seg = NULL;
     rvm_worker_done(w->accs);
-    atomic_fetch_sub(&rv_used, rv_mine);
-    rv_mine = 0;
+    /* all but the per-level statistics, which stay counted until they are merged */
+    for (int k = 0; k < B_KINDS; k++)
+        if (k != B_LEVELS) { rv_add(k, -rv_mine[k]); rv_mine[k] = 0; }
     return NULL;
 }
 
@@ -473,6 +536,8 @@ static int rv_run_workers(int64_t nworkers, char *accs, double **lv_out,
     }
     rv_workers = ws; rv_nworkers = (int)nworkers;
     atomic_store(&rv_stop, 0); atomic_store(&rv_busy, 1); atomic_store(&rv_used, 0);
+    for (int k = 0; k < B_KINDS; k++) { atomic_store(&rv_used_by[k], 0); rv_held[k] = 0; }
+    atomic_store(&rv_why, 0);
     for (int64_t i = 0; i < nworkers; i++) {
         ws[i].id = (int)i;
         ws[i].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1) | 1;
@@ -492,10 +557,16 @@ static int rv_run_workers(int64_t nworkers, char *accs, double **lv_out,
     double (*lv)[LV_COLS] = ws[0].lv;
     int64_t lcap = ws[0].lcap;
     memset(st_out, 0, ST_COLS * sizeof(int64_t));
-    if (rc == 0 && lv) {
-        lv = rv_grow_plain(lv, &lcap, maxd + 2, sizeof(*lv));
-        if (!lv) rc = RV_NOMEM;
-        ws[0].lv = lv;
+    if (rc == 0 && lv && maxd + 2 > lcap) {
+        /* the merged statistics: worker 0's rows, grown to the deepest worker's depth
+           while the others' are still held */
+        if (!rv_add(B_LEVELS, (maxd + 2 - lcap) * (int64_t)sizeof(*lv))) {
+            rc = RV_BUDGET;
+        } else {
+            lv = rv_grow_plain(lv, &lcap, maxd + 2, sizeof(*lv));
+            if (!lv) rc = RV_NOMEM;
+            ws[0].lv = lv;
+        }
     }
     for (int64_t i = 0; i < nworkers; i++) {
         rv_worker *w = &ws[i];
@@ -515,6 +586,10 @@ static int rv_run_workers(int64_t nworkers, char *accs, double **lv_out,
         rv_pkg_free(&w->pkg);
     }
     st_out[MAXDEPTH] = maxd;
+    if (rc == RV_BUDGET) {  /* what the run held (revec.runtime.memory.BudgetUse) */
+        st_out[ST_WHY] = atomic_load(&rv_why);
+        for (int k = 0; k < B_KINDS; k++) st_out[ST_HELD + k] = rv_held[k];
+    }
     if (rc == 0) {
         *lv_out = (double *)lv;
         *nlv = maxd + 1;

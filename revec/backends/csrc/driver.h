@@ -36,6 +36,9 @@ typedef struct {
 
 /* failure codes of revec_run (revec.backends.c_runner) */
 enum { RV_OK = 0, RV_NOMEM = 2, RV_BUDGET = 3, RV_INTERRUPTED = 4 };
+/* RV_NO_RETURN + k: the program's helper k reached the end of its body without
+   returning a value (rv_no_return) */
+enum { RV_NO_RETURN = 16 };
 
 /* ---- provided by the driver ---- */
 /* realloc, leaving the worker (and stopping all others) when it fails */
@@ -50,6 +53,9 @@ RV_HIDDEN int rv_drive(const rv_prog *prog, const char *root, const void *const 
                        int64_t *nlv, int64_t *st_out, int64_t max_bytes, int64_t workers,
                        int64_t *wst_out);
 void revec_set_interrupt(const int64_t *flag);
+/* helper k of the program fell off its end: leave the worker (stopping all others) with
+   RV_NO_RETURN + k; outside a run of the schedule (the plain recursive C), return */
+RV_HIDDEN void rv_no_return(int helper);
 
 /* ---- provided by the generated module (called on the worker's own thread) ---- */
 /* one block [off, off + n), children from out_base: grows the child and scratch

@@ -1,6 +1,6 @@
 """The Cilk C front end: a pycparser syntax adapter on the front-end core.
 
-The file is read by :mod:`.source` (a position-preserving preprocessor, then pycparser),
+The file is read by :mod:`.source` (the system preprocessor, then pycparser),
 its top level by :mod:`.file_scope`, and its tasks and helpers lowered by :mod:`.lower`
 and :mod:`.expressions`, which call the core's IR builder
 (:mod:`revec.frontend.builder`) with C's type rules (:mod:`revec.frontend.rules.c99`).
@@ -43,9 +43,24 @@ def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Prog
         if not ctx.tasks:
             raise RevecError("no task in this file: a task is a function that uses "
                              "cilk_spawn or calls itself", src.at(1, 1))
-        for name in sorted(ctx.tasks):
-            rewrite_out_params(ctx.functions[name], ctx.error)
-        tasks = {name: CFunction(ctx, fdef, "task").lower_task()
-                 for name, fdef in ctx.functions.items() if name in ctx.tasks}
+        tasks: dict[str, ir.TaskDef] = {}
+        left_out: list[RevecError] = []
+        for name, fdef in ctx.functions.items():
+            if name not in ctx.tasks:
+                continue
+            if name in ctx.roots:
+                rewrite_out_params(fdef, ctx.error)
+                tasks[name] = CFunction(ctx, fdef, "task").lower_task()
+                continue
+            # a serial variant or a root caller: a task if it is in the subset
+            saved = ctx.snapshot()
+            try:
+                rewrite_out_params(fdef, ctx.error)
+                tasks[name] = CFunction(ctx, fdef, "task").lower_task()
+            except RevecError as err:
+                ctx.restore(saved)
+                left_out.append(err)
+        if not tasks and left_out:
+            raise left_out[0]
         return assemble(src.path, src.text, tasks, dict(ctx.helpers), dict(ctx.bounds),
                         ctx.arrays, ctx.libs, reference=sequential_module, inputs=ctx.inputs)

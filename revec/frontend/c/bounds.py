@@ -53,7 +53,7 @@ def find_bounds(ctx: CProgramContext) -> None:
     statements that update one).  A global both raised and lowered is an error."""
     seen: dict[str, tuple[str, c_ast.Node]] = {}
     for name, fdef in ctx.functions.items():
-        if name == "main":
+        if name not in ctx.reachable:  # main, printing: code the tasks never run
             continue
         for node in walk(fdef.body):
             if not isinstance(node, c_ast.If):

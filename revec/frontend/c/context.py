@@ -4,6 +4,7 @@ tasks (filled in by :mod:`revec.frontend.c.file_scope`)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -59,13 +60,28 @@ class CProgramContext(ProgramBuilder):
         self.protos: dict[str, c_ast.Decl] = {}
         self.globals: dict[str, Global] = {}
         self.typedefs: dict[str, Ty | None] = {}
+        # typedefs of types revec cannot read: the error, raised where one is used
+        self.bad_typedefs: dict[str, RevecError] = {}
         self.tasks: set[str] = set()
+        # the tasks that must be in the subset (the others, serial variants, are left
+        # out if they are not), and the functions the tasks reach
+        self.roots: set[str] = set()
+        self.reachable: set[str] = set()
         # bounds (revec.frontend.c.bounds): their reducers, the ifs that update them
         self.bounds: dict[str, ir.ReducerDecl] = {}
         self.bound_updates: set[int] = set()
         # struct and union definitions by tag ("struct item"), typedef names of them
         self.structs: dict[str, c_ast.Struct | c_ast.Union] = {}
         self.struct_typedefs: dict[str, c_ast.Struct | c_ast.Union] = {}
+
+    def snapshot(self) -> dict[str, Any]:
+        """Copies of the context's tables (to undo a function's lowering)."""
+        return {k: copy.copy(v) for k, v in vars(self).items()
+                if isinstance(v, (dict, set, list))}
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        for k, v in saved.items():
+            setattr(self, k, v)
 
     # ------------------------------------------------------------------ structs
     def record(self, node: c_ast.Struct | c_ast.Union) -> None:
@@ -143,6 +159,10 @@ class CProgramContext(ProgramBuilder):
                 names = list(inner.names)
                 if len(names) == 1 and names[0] in self.typedefs:
                     return self.typedefs[names[0]]
+                if len(names) == 1 and names[0] in self.bad_typedefs:
+                    err = self.bad_typedefs[names[0]]
+                    where = f" (at line {err.loc.line})" if err.loc is not None else ""
+                    self.error(f"{what}: its type '{names[0]}'{where}: {err.message}", tnode)
                 try:
                     return from_specifiers(names)
                 except ValueError as err:
@@ -151,6 +171,15 @@ class CProgramContext(ProgramBuilder):
             self.error(f"{kind} types are not supported ({what})", tnode)
         if isinstance(tnode, c_ast.Typename):
             return self.type_of(tnode.type, what)
+        if isinstance(tnode, (c_ast.Struct, c_ast.Union)):  # a declaration of the type only
+            kind = "struct" if isinstance(tnode, c_ast.Struct) else "union"
+            tag = _tag(tnode) if tnode.name else f"{kind} S"
+            self.error(f"{kind} types are declared at file scope: revec reads structs only as "
+                       f"arrays of structs passed by pointer (const {tag} *e, "
+                       "e[i].field), with the struct defined outside the functions", tnode)
+        if isinstance(tnode, c_ast.Enum):
+            self.error("enum types are not supported; name the constants with #define",
+                       tnode)
         self.error(f"this type is not supported ({what})", tnode)
 
     def lib(self, name: str) -> LibFunction | None:

@@ -17,8 +17,8 @@ from revec.errors import RevecError
 from revec.frontend.builder import FunctionBuilder, Spelling
 from revec.frontend.c.collect import Collect
 from revec.frontend.c.context import CProgramContext, Global
-from revec.frontend.c.source import PRELUDE, SYNC_NAMES, _Parser
-from revec.frontend.c.syntax import is_spawn, key, walk
+from revec.frontend.c.source import SYNC_NAMES
+from revec.frontend.c.syntax import is_spawn, key
 from revec.frontend.c.typenames import c_name, char_literal, float_literal, int_literal
 from revec.frontend.rules.c99 import C99, F32, F64, I32, U64, usual
 from revec.frontend.scopes import BlockScopes
@@ -76,11 +76,13 @@ class CExpressions(FunctionBuilder):
         self.collects: dict[str, Collect] = {}  # local arrays collecting spawned results
         # a helper specialised for boards: argument position -> (element type, capacity)
         self.helper_board_args: dict[int, tuple[Ty, int]] = {}
-        self.macro_depth = 0
         self.struct_names: dict[str, str] = {}  # array-of-structs parameter -> its type
 
     def lower_helper(self) -> ir.HelperDef:
         raise NotImplementedError
+
+    def renamed_locals(self) -> dict[str, str]:
+        return dict(self.scopes.sources)
 
     def condition(self, node: c_ast.Node) -> ir.Expr:
         return self.truth(self.expr(node))
@@ -234,33 +236,11 @@ class CExpressions(FunctionBuilder):
                            "file-scope variables are read-only constants: declare it const",
                            node)
             return ir.Const(loc, g.ty, g.value)
-        macro = self.ctx.src.macros.get(name)
-        if macro is not None:
-            return self.expand(macro, node)
         if name in ("true", "false"):
             return ir.Const(loc, I32, 1 if name == "true" else 0)
         if name in self.ctx.functions or name in self.ctx.protos:
             self.error(f"'{name}' is a function; call it", node)
         self.error(f"'{name}' is not declared", node)
-
-    def expand(self, macro: Any, node: c_ast.Node) -> ir.Expr:
-        if self.macro_depth > 50:
-            self.error(f"the macro '{macro.name}' expands into itself", node)
-        if not macro.text:
-            self.error(f"the macro '{macro.name}' is empty", node)
-        try:
-            ast = _Parser().parse(f"{PRELUDE}int __revec_macro = ({macro.text});", "<macro>")
-            init = ast.ext[-1].init
-        except Exception:  # noqa: BLE001 - pycparser's errors
-            self.error(f"the macro '{macro.name}' ({macro.text}) is not a constant expression; "
-                       "only #define NAME <expression> is supported", node)
-        for n in walk(init):
-            n.coord = node.coord
-        self.macro_depth += 1
-        try:
-            return self.expr(init)
-        finally:
-            self.macro_depth -= 1
 
     def ternary(self, node: c_ast.TernaryOp) -> ir.Expr:
         c = node.cond

@@ -1,6 +1,11 @@
 """A Cilk C file's top level: typedefs, functions and prototypes, file-scope constants
 and arrays (their initializers evaluated as C constant expressions), and which
-functions are tasks (those that spawn or call themselves)."""
+functions are tasks (those that spawn or call themselves).
+
+Only what the tasks reach is checked: a typedef or a file-scope variable revec cannot
+read is an error where a task or helper uses it (``main``, printing and other code the
+tasks never call may use anything), and the declarations of revec's own headers
+(``<stdio.h>``, ...) are read for their typedefs and prototypes only."""
 
 from __future__ import annotations
 
@@ -13,30 +18,35 @@ from revec import ir
 from revec.errors import RevecError
 from revec.frontend.c.context import CProgramContext, Global, spelling
 from revec.frontend.c.lower import CFunction
-from revec.frontend.c.source import SPAWN_TYPES, SYNC_NAMES
-from revec.frontend.c.syntax import is_spawn, walk
+from revec.frontend.c.syntax import SPAWN_TYPES, SYNC_NAMES, is_spawn, walk
+from revec.frontend.c.typenames import TYPEDEFS
 from revec.frontend.rules.c99 import I64
 from revec.ir import Ty
 
 # names the front end's prelude declares (<stdint.h>, the Cilk keywords)
-PRELUDE_NAMES = {"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
-                 "uint32_t", "uint64_t", "bool", "size_t", "ptrdiff_t", "intptr_t",
-                 "uintptr_t", *SPAWN_TYPES, *SYNC_NAMES}
+PRELUDE_NAMES = {*TYPEDEFS, *SPAWN_TYPES, *SYNC_NAMES}
 
 
 def read_file_scope(ctx: CProgramContext) -> None:
     """Fill ``ctx`` from the file's top level."""
     for ext in ctx.src.ast.ext:
         if isinstance(ext, c_ast.Typedef):
-            if ext.name in PRELUDE_NAMES:
-                continue
+            if ext.name in PRELUDE_NAMES or isinstance(
+                    ext.type, (c_ast.ArrayDecl, c_ast.PtrDecl, c_ast.FuncDecl)):
+                continue  # the prelude's, or written out where used (.typedefs)
             inner = getattr(ext.type, "type", None)
             if isinstance(ext.type, c_ast.TypeDecl) and isinstance(
                     inner, (c_ast.Struct, c_ast.Union)):
                 ctx.record(inner)
                 ctx.struct_typedefs[ext.name] = inner
                 continue
-            ctx.typedefs[ext.name] = ctx.type_of(ext.type, f"typedef {ext.name}")
+            try:
+                ctx.typedefs[ext.name] = ctx.type_of(ext.type, f"typedef {ext.name}")
+            except RevecError as err:  # an error where a task or helper uses it
+                ctx.bad_typedefs[ext.name] = err
+        elif ctx.src.is_revec_header(ext) and not (
+                isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl)):
+            continue  # stdin, stdout, ...: for main
         elif isinstance(ext, c_ast.FuncDef):
             name = ext.decl.name
             if name in ctx.functions:
@@ -50,7 +60,11 @@ def read_file_scope(ctx: CProgramContext) -> None:
             elif ext.name is None and isinstance(ext.type, (c_ast.Struct, c_ast.Union)):
                 ctx.record(ext.type)  # a struct definition (or a forward declaration)
             else:
-                _global_decl(ctx, ext)
+                try:
+                    _global_decl(ctx, ext)
+                except RevecError as err:  # an error where a task or helper reads it
+                    ctx.globals[ext.name] = Global(ext.name, None, ctx.src.loc(ext),
+                                                   unusable=err)
         elif isinstance(ext, c_ast.Pragma):
             continue
         else:
@@ -60,14 +74,42 @@ def read_file_scope(ctx: CProgramContext) -> None:
             if key in ctx.globals:
                 ctx.error(f"the input of field '{key[len(g.name) + 1:]}' of '{g.name}' would "
                           f"be named '{key}', which the file already uses", ctx.globals[key].loc)
+    spawning: set[str] = set()
+    recursive: set[str] = set()
     for name, fdef in ctx.functions.items():
         if name == "main":
             continue
-        nodes = walk(fdef.body)
-        if any(is_spawn(n) for n in nodes) or any(
-                isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID)
-                and n.name.name == name for n in nodes):
-            ctx.tasks.add(name)
+        if any(is_spawn(n) for n in walk(fdef.body)):
+            spawning.add(name)
+        if name in calls(fdef):
+            recursive.add(name)
+    ctx.tasks = spawning | recursive
+    # the tasks that must be in the subset: the recursive functions that spawn (in a
+    # file without any, the recursive functions).  The others are left out when they
+    # are not in the subset: serial variants (recursive, no spawns), root callers that
+    # spawn the task (BOTS's fib0, a driver)
+    ctx.roots = (spawning & recursive) or recursive
+    ctx.reachable = reachable(ctx, ctx.tasks)
+
+
+def calls(fdef: c_ast.FuncDef) -> set[str]:
+    """The names of the functions ``fdef`` calls."""
+    return {n.name.name for n in walk(fdef.body)
+            if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID)}
+
+
+def reachable(ctx: CProgramContext, start: set[str]) -> set[str]:
+    """The functions of the file that ``start`` calls, directly or through others (and
+    ``start``), ``main`` aside."""
+    seen: set[str] = set()
+    todo = [n for n in start if n in ctx.functions]
+    while todo:
+        name = todo.pop()
+        if name in seen or name == "main":
+            continue
+        seen.add(name)
+        todo += [c for c in calls(ctx.functions[name]) if c in ctx.functions]
+    return seen
 
 
 def _global_decl(ctx: CProgramContext, d: c_ast.Decl) -> None:

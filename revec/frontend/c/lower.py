@@ -30,6 +30,7 @@ from revec.frontend.c.collect import (
     write_counts,
 )
 from revec.frontend.c.context import CProgramContext, spelling
+from revec.frontend.c.cutoff import strip_cutoffs
 from revec.frontend.c.loops import Range, as_range, continue_with, has_continue
 from revec.frontend.c.outputs import output_params, split_pointer
 from revec.frontend.c.source import SYNC_NAMES
@@ -42,6 +43,7 @@ from revec.frontend.c.syntax import (
     key,
     walk,
 )
+from revec.frontend.c.task_forms import recursive_first, shared_tail
 from revec.frontend.c.typenames import c_name
 from revec.frontend.rules.c99 import I32, I64, usual
 from revec.frontend.shape import TaskShape
@@ -142,9 +144,11 @@ class CFunction(CBoards):
     def lower_task(self) -> ir.TaskDef:
         assert self.fdef is not None
         self.signature()
-        items = list(self.fdef.body.block_items or [])
+        items = strip_cutoffs(self.fdef, self.ctx.functions,
+                              list(self.fdef.body.block_items or []), self.error)
         self.summed = sum_loops(self.fdef.body, self.error)
-        shape = self.task_shape(items, self.fdef, as_if, ends_with_return)
+        shape = self.task_shape(shared_tail(items), self.fdef, as_if, ends_with_return)
+        shape = recursive_first(shape, self.name)
         pro, cond, base, ind = self.lower_cases(shape)
         if self.result is None:
             base, ind = _drop_void_tail(base), _drop_void_tail(ind)
@@ -544,7 +548,8 @@ class CFunction(CBoards):
         self.sum_loops[id(loop)] = c
         self.scopes.bind(d.name, f"<array {d.name}>")
         assert self.fdef is not None
-        if not (indexed(self.fdef.body, d.name) or set_after(self.fdef.body, acc, d)):
+        if not (indexed(self.fdef.body, d.name) or set_after(self.fdef.body, acc, d)
+                or declared_late(self.fdef.body, d.name, acc)):
             return []
         # the loop-index form, or an accumulator set after the spawns (as in BOTS:
         # 'total = 0; for (...) total += part[i];'): the elements go into a hidden sum
@@ -628,6 +633,32 @@ class CFunction(CBoards):
             self.pending.add(acc_ir)
         return [ir.Assign(loc, acc_ir, self.convert(total, acc_ty)), *extra]
 
+    def counted_by(self, c: Collect, node: c_ast.For, bound: c_ast.Node) -> bool:
+        """``c`` is filled through ``c[k++]`` by one loop ``for (i = 0; i < B; i++)``
+        (``B``: ``bound``, names the task never assigns) whose every iteration writes it
+        once, a statement of the summing loop's block or of the function's: ``k`` is
+        ``B`` (or 0 where ``B`` is not positive) when the array is summed."""
+        assert self.fdef is not None
+        body = self.fdef.body
+        writes = [n for n in walk(body) if isinstance(n, c_ast.Assignment) and
+                  isinstance(n.lvalue, c_ast.ArrayRef) and isinstance(n.lvalue.name, c_ast.ID)
+                  and n.lvalue.name.name == c.name]
+        block = next(n for n in walk(body) if isinstance(n, c_ast.Compound) and
+                     any(x is node for x in body_items(n)))
+        names = {n.name for n in walk(bound) if isinstance(n, c_ast.ID)}
+        if names & assigned_names(body):
+            return False
+        for loop in [*body_items(block), *body_items(body)]:
+            form = counting_loop(loop) if isinstance(loop, c_ast.For) else None
+            if form is None or key(form[1]) != key(bound):
+                continue
+            inside = {id(n) for n in walk(loop.stmt)}
+            if form[0] in assigned_names(loop.stmt) or not all(id(w) in inside for w in writes):
+                continue
+            if write_counts(loop.stmt, c.name) == (1, 1):
+                return True
+        return False
+
     def sum_loop(self, node: c_ast.For, c: Collect) -> list[ir.Stmt]:
         assert self.fdef is not None
         loc = self.loc(node)
@@ -645,8 +676,8 @@ class CFunction(CBoards):
                 add.rvalue.right.subscript
             ok = isinstance(sub, c_ast.ID) and sub.name == index
         if ok and c.counter is not None:
-            ok = isinstance(bound, c_ast.ID) and bound.name == c.counter and \
-                counter_only_counts(self.fdef.body, c)
+            ok = ((isinstance(bound, c_ast.ID) and bound.name == c.counter) or
+                  self.counted_by(c, node, bound)) and counter_only_counts(self.fdef.body, c)
         elif ok and c.fill is not None and c.fill_bound is not None:
             # the filling loop's bound, unchanged since (names the task never assigns)
             names = {n.name for n in walk(bound) if isinstance(n, c_ast.ID)}
@@ -721,3 +752,18 @@ def _drop_void_tail(stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
         return stmts[:-1]
     return stmts
 
+
+
+def declared_late(body: c_ast.Node, name: str, acc: str) -> bool:
+    """The accumulator ``acc`` is declared after the first write of the collecting array
+    ``name`` (``long total = 0;`` after the spawns, where the array is summed)."""
+    first_write = first_decl = None
+    for i, n in enumerate(walk(body)):
+        if first_write is None and isinstance(n, c_ast.Assignment) and \
+                isinstance(n.lvalue, c_ast.ArrayRef) and isinstance(n.lvalue.name, c_ast.ID) \
+                and n.lvalue.name.name == name:
+            first_write = i
+        if first_decl is None and isinstance(n, c_ast.Decl) and n.name == acc and \
+                not isinstance(n.type, c_ast.FuncDecl):
+            first_decl = i
+    return first_write is not None and (first_decl is None or first_decl > first_write)

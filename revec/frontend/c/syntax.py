@@ -9,8 +9,12 @@ from typing import Any
 
 from pycparser import c_ast
 
-from revec.frontend.c.source import SPAWN_TYPES
 from revec.frontend.shape import IfParts
+
+# a spawn is a cast of its call to one of these types, a sync one of these identifiers
+# (the Cilk keywords rewritten by revec.frontend.c.preprocess: OpenCilk's, Cilk-5's)
+SPAWN_TYPES = ("__SPAWN_", "_S5")
+SYNC_NAMES = ("cilk_sync", "_SY_")
 
 
 def key(node: Any) -> Any:
@@ -60,6 +64,17 @@ def is_spawn(node: Any) -> bool:
     return (isinstance(node, c_ast.Cast) and isinstance(node.to_type.type, c_ast.TypeDecl)
             and isinstance(node.to_type.type.type, c_ast.IdentifierType)
             and node.to_type.type.type.names in ([t] for t in SPAWN_TYPES))
+
+
+def spawn_of(call: c_ast.Node) -> c_ast.Cast:
+    """``call`` spawned: the form ``cilk_spawn call`` is read as."""
+    spawn = c_ast.TypeDecl(None, [], None, c_ast.IdentifierType([SPAWN_TYPES[0]]),
+                           call.coord)
+    return c_ast.Cast(c_ast.Typename(None, [], None, spawn, call.coord), call, call.coord)
+
+
+def is_sync(node: Any) -> bool:
+    return isinstance(node, c_ast.ID) and node.name in SYNC_NAMES
 
 
 def walk(node: c_ast.Node) -> list[c_ast.Node]:

@@ -24,6 +24,10 @@ class ProgramContext(ProgramBuilder):
         self.module = module
         self.functions = functions
         self.reducers = reducers
+        # unannotated task parameters: their types given by a root call
+        # ((task, parameter) -> type), and the types each task's were checked with
+        self.types: dict[tuple[str, str], Any] = {}
+        self.untyped: dict[str, dict[str, Any]] = {}
 
     def globals(self) -> dict[str, Any]:
         return self.module.__dict__

@@ -30,6 +30,7 @@ from revec.frontend.python.syntax import (
     BUILTINS,
     CMP_OPS,
     UNARY_OPS,
+    max_ifexp,
 )
 from revec.frontend.rules.nep50 import (
     MATH_ARITY,
@@ -52,6 +53,16 @@ PYTHON = Spelling(
     recursive_helper=("helper '{name}' is recursive: helpers cannot recurse "
                       "(only tasks recurse, through spawn)"),
 )
+
+
+def literal_int(node: cst.BaseExpression) -> int | None:
+    """The value of an integer literal (``3``, ``-1``), else None."""
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal_int(node.expression)
+        return None if inner is None else -inner
+    return None
 
 
 def bound_update(decl: ir.ReducerDecl) -> str:
@@ -146,13 +157,15 @@ class PyExpressions(FunctionBuilder):
             case cst.Name(value="True" | "False" as v):
                 return ir.Const(loc, WEAK_BOOL, v == "True")
             case cst.Name(value=name):
+                if cond and (length := self.truth_length(name, node)) is not None:
+                    return length  # 'if arr:' / 'if not arr:' on a list: its length
                 return self.name_ref(name, node)
             case cst.Attribute():
                 return self.attribute_ref(node)
             case cst.BinaryOperation(left=l, operator=op, right=r):
                 return self.arith(self.operator(op, BIN_OPS), self.expr(l), self.expr(r), node)
             case cst.UnaryOperation(operator=cst.Not(), expression=e):
-                return self.unary("not", self.expr(e), node)
+                return self.unary("not", self.expr(e, cond), node)
             case cst.UnaryOperation(operator=op, expression=e):
                 return self.unary(UNARY_OPS[type(op)], self.expr(e), node)
             case cst.BooleanOperation(left=l, operator=op, right=r):
@@ -177,6 +190,11 @@ class PyExpressions(FunctionBuilder):
                     out = ir.BoolOp(loc, BOOL, "and", out, p)
                 return out
             case cst.IfExp(test=t, body=b, orelse=o):
+                form = max_ifexp(node)
+                if form is not None:  # a if a > b else b: max(a, b) of integers
+                    x, y = self.expr(form[1]), self.expr(form[2])
+                    if x.ty.kind in "iu" and y.ty.kind in "iu":
+                        return self.min_max(form[0], [x, y], node)
                 test = self.condition(t)
                 return self.select(test, self.expr(b), self.expr(o), node)
             case cst.Subscript():
@@ -195,6 +213,20 @@ class PyExpressions(FunctionBuilder):
                 self.error(f"'{type(node).__name__}' expressions are not allowed in a task "
                            "(only scalar arithmetic, comparisons, calls of helpers and "
                            "indexing of module-level arrays)", node)
+
+    def truth_length(self, name: str, node: cst.Name) -> ir.Expr | None:
+        """A list (input array or task-private list) tested for truth in a condition
+        (``if not arr: return 0``): its length, true when not empty as in Python; None
+        for other names."""
+        if "len" in self.ctx.globals():
+            return None
+        av = self.array_vars.get(name)
+        if av is not None:
+            return self.array_length(av, node)
+        ap = self.array_named(name)
+        if ap is not None and not ap.output:
+            return self.view_length(ap, node)
+        return None
 
     def array_named(self, name: str) -> ir.ArrayParam | None:
         for ap in self.array_params:
@@ -289,7 +321,7 @@ class PyExpressions(FunctionBuilder):
             indices = idx + indices
             base = base.value
         if not isinstance(base, cst.Name):
-            self.error("only module-level arrays can be indexed", node)
+            return self.shape_item(base, indices, node)
         name = base.value
         av = self.array_vars.get(name)
         if av is not None:
@@ -307,6 +339,33 @@ class PyExpressions(FunctionBuilder):
             self.error(f"array '{name}' has dtype {arr.dtype}, which revec does not support",
                        base)
         return self.element(name, arr, Ty(arr.dtype), indices, node)
+
+    def module_array(self, node: cst.BaseExpression) -> tuple[str, np.ndarray] | None:
+        """The module-level array ``node`` names (not a local of the same name)."""
+        if isinstance(node, cst.Name) and node.value not in self.locals:
+            arr = self.ctx.globals().get(node.value)
+            if isinstance(arr, np.ndarray):
+                return node.value, arr
+        return None
+
+    def shape_item(self, base: cst.BaseExpression, indices: list[cst.BaseExpression],
+                   node: cst.Subscript) -> ir.Expr:
+        """``A.shape[k]`` of a module-level array ``A`` (a constant ``k``): a constant."""
+        found = None
+        if isinstance(base, cst.Attribute) and base.attr.value == "shape":
+            found = self.module_array(base.value)
+        if found is None:
+            self.error("only arrays can be indexed: module-level arrays, the task's array "
+                       "parameters and its lists (A[i]); a module-level array's size is "
+                       "A.shape[k] or len(A)", node)
+        name, arr = found
+        k = literal_int(indices[0]) if len(indices) == 1 else None
+        if k is None or not -arr.ndim <= k < arr.ndim:
+            self.error(f"'{name}' has {arr.ndim} dimension(s): index its shape with a "
+                       f"constant, {name}.shape[0]" + (
+                           f" ... {name}.shape[{arr.ndim - 1}]" if arr.ndim > 1 else ""),
+                       node)
+        return ir.Const(self.loc(node), WEAK_INT, int(arr.shape[k]))
 
     def call(self, node: cst.Call, allow_tuple: bool) -> ir.Expr:
         for a in node.args:
@@ -349,6 +408,9 @@ class PyExpressions(FunctionBuilder):
             ap = self.array_named(node.args[0].value.value)
             if ap is not None:
                 return self.view_length(ap, node)
+            found = self.module_array(node.args[0].value)
+            if found is not None and found[1].ndim >= 1:  # a module-level array: a constant
+                return ir.Const(self.loc(node), WEAK_INT, len(found[1]))
         if fname in BUILTINS and fname not in g:
             return self.builtin_call(fname, node)
         self.error(f"call of '{fname}' is not allowed in a task: only helpers of this "
@@ -398,15 +460,7 @@ class PyExpressions(FunctionBuilder):
         if fname in ("min", "max"):
             if len(args) < 2:
                 self.error(f"{fname}() needs at least two arguments", node)
-            out = args[0]
-            for a in args[1:]:
-                ty = builtin_result(fname, (out.ty, a.ty))
-                ct = compare_type(out.ty, a.ty)
-                out = ir.MathCall(loc, ty, "minimum" if fname == "min" else "maximum",
-                                  (self.convert(out, ct), self.convert(a, ct)))
-                if ct != ty:
-                    out = self.convert(out, ty)
-            return out
+            return self.min_max(fname, args, node)
         if len(args) != 1:
             self.error(f"{fname}() takes one argument here", node)
         res = self.typed(lambda: builtin_result(fname, (args[0].ty,)), node)
@@ -415,6 +469,19 @@ class PyExpressions(FunctionBuilder):
         if fname == "bool":
             return self.truth(args[0])
         return self.convert(args[0], res)
+
+    def min_max(self, fname: str, args: list[ir.Expr], node: cst.CSTNode) -> ir.Expr:
+        """min(...) / max(...) of the lowered ``args`` (two or more)."""
+        loc = self.loc(node)
+        out = args[0]
+        for a in args[1:]:
+            ty = builtin_result(fname, (out.ty, a.ty))
+            ct = compare_type(out.ty, a.ty)
+            out = ir.MathCall(loc, ty, "minimum" if fname == "min" else "maximum",
+                              (self.convert(out, ct), self.convert(a, ct)))
+            if ct != ty:
+                out = self.convert(out, ty)
+        return out
 
     def helper_call(self, fname: str, node: cst.Call, allow_tuple: bool) -> ir.Expr:
         n = len(self.ctx.functions[fname].params.params)

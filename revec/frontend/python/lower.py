@@ -9,7 +9,7 @@ Local variable types are found by the builder's fixpoint.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import libcst as cst
 import numpy as np
@@ -21,6 +21,8 @@ from revec.frontend.python.expressions import bound_update
 from revec.frontend.python.lists import PrivateLists
 from revec.frontend.python.signature import (
     ArrayArg,
+    RootArray,
+    TypeSpec,
     array_annotation,
     check_default,
     indexed_dimensions,
@@ -31,6 +33,8 @@ from revec.frontend.python.signature import (
     param_ty,
     self_calls,
     strong,
+    used_as_array,
+    value_spec,
 )
 from revec.frontend.python.syntax import (
     AUG_OPS,
@@ -39,9 +43,13 @@ from revec.frontend.python.syntax import (
     body_statements,
     ends_with_return,
     forbidden,
+    literal_items,
+    parallel_pairs,
     returns_a_value,
+    shared_return,
+    split_returning_elifs,
 )
-from revec.ir import WEAK_INT, Ty
+from revec.ir import BOOL, WEAK_INT, Ty
 from revec.lang import Task
 
 
@@ -54,6 +62,10 @@ class PyFunction(PrivateLists):
         self.result_tys: tuple[Ty, ...] | None = None
         self.result_annotated = False  # a task's result type is annotated
         self.task_returns: list[Ty] = []
+        # the index of each loop over a literal tuple
+        self.literal_index: dict[cst.CSTNode, str] = {}
+        # the fresh locals of each parallel assignment (a, b = b, a)
+        self.parallel_temps: dict[cst.CSTNode, list[str]] = {}
 
     def start_round(self) -> None:
         self.returns = []
@@ -80,6 +92,20 @@ class PyFunction(PrivateLists):
                     continue
                 out.append(ir.Param(pname, strong(arg), self.loc(prm)))
                 continue
+            if prm.annotation is None and self.kind == "task":
+                spec = self.untyped_spec(pname, defaults)
+                self.ctx.untyped.setdefault(self.name, {})[pname] = spec
+                if isinstance(spec, RootArray):
+                    if taken is None:
+                        taken = names_in(self.fdef)
+                    self.array_input(pname, i, spec.dtype, spec.ndim, prm, prm, taken)
+                    continue
+                root_ty = Ty(spec)
+                if pname in defaults and prm.default is not None:
+                    check_default(pname, root_ty, defaults[pname], self.loc(prm.default))
+                out.append(ir.Param(pname, root_ty, self.loc(prm), defaults.get(pname),
+                                    pname in defaults))
+                continue
             if prm.annotation is None:
                 self.error(f"parameter '{pname}' has no type annotation; annotate it with a "
                            "numpy scalar type such as np.int32 (or int/float/bool), or an "
@@ -97,16 +123,7 @@ class PyFunction(PrivateLists):
                 dtype, ndim = array
                 if taken is None:
                     taken = names_in(self.fdef)
-                calls = self_calls(self.fdef, self.name) if self.kind == "task" else []
-                if any(len(c) > i and not is_view(c[i], pname) for c in calls):
-                    if ndim not in (None, 1):
-                        self.error(f"'{pname}' is a list the task builds anew for its "
-                                   "children; such task-private lists have one dimension",
-                                   ann)
-                    self.private_list_param(pname, i, Ty(dtype), prm, taken, calls)
-                    continue
-                self.array_param(pname, i, dtype, ndim or indexed_dimensions(self.fdef, pname),
-                                 prm, with_end=True, taken=taken)
+                self.array_input(pname, i, dtype, ndim, prm, ann, taken)
                 continue
             ty = param_ty(self.annotation(ann))
             if ty is None:
@@ -124,6 +141,37 @@ class PyFunction(PrivateLists):
             out.append(ir.Param(pname, ty, self.loc(prm), defaults.get(pname),
                                 pname in defaults))
         return tuple(out + self.array_fields() + self.private_fields())
+
+    def array_input(self, pname: str, i: int, dtype: np.dtype[Any], ndim: int | None,
+                    prm: cst.Param, where: cst.CSTNode, taken: set[str]) -> None:
+        """An array parameter (annotated, or typed from the root call's value): a
+        read-only input, or a task-private list when a spawn passes a new list."""
+        calls = self_calls(self.fdef, self.name) if self.kind == "task" else []
+        if any(len(c) > i and not is_view(c[i], pname) for c in calls):
+            if ndim not in (None, 1):
+                self.error(f"'{pname}' is a list the task builds anew for its "
+                           "children; such task-private lists have one dimension", where)
+            self.private_list_param(pname, i, Ty(dtype), prm, taken, calls)
+            return
+        self.array_param(pname, i, dtype, ndim or indexed_dimensions(self.fdef, pname),
+                         prm, with_end=True, taken=taken)
+
+    def untyped_spec(self, pname: str, defaults: dict[str, Any]) -> TypeSpec:
+        """The type of an unannotated task parameter: the root call's
+        (``ctx.types``, set when the program is checked for a root call), else what
+        its default value is, else what the body makes of it (indexed or measured with
+        len(): a list of int64; otherwise an int64 scalar): the types ``revec check``
+        checks with."""
+        given = self.ctx.types.get((self.name, pname))
+        if given is not None:
+            return given
+        if pname in defaults:
+            spec = value_spec(defaults[pname])
+            if spec is not None:
+                return spec
+        if used_as_array(self.fdef, pname):
+            return RootArray(np.dtype(np.int64), indexed_dimensions(self.fdef, pname))
+        return np.dtype(np.int64)
 
     def private_list_param(self, pname: str, position: int, ty: Ty, prm: cst.Param,
                            taken: set[str], calls: list[list[cst.BaseExpression]]) -> None:
@@ -149,6 +197,9 @@ class PyFunction(PrivateLists):
         base = ann.value if isinstance(ann, cst.Subscript) else None
         kind = base.value if isinstance(base, cst.Name) else (
             base.attr.value if isinstance(base, cst.Attribute) else "list")
+        spec = self.ctx.untyped.get(self.name, {}).get(pname) if ann is None else None
+        if isinstance(spec, RootArray):
+            kind = spec.sequence
         av = self.private_param(pname, position, ty, capacity, bound, prm, with_length=True,
                                 fresh=fresh,
                                 sequence="tuple" if kind in ("tuple", "Tuple") else "list")
@@ -218,7 +269,12 @@ class PyFunction(PrivateLists):
                                f"scalar type (np.int64, np.float64, int, float, ...), not "
                                f"'{self.text(ann)}'", ann)
                 self.result_ty, self.result_annotated = ty, True
-        body = body_statements(self.fdef)
+        pinned = self.ctx.types.get((self.name, ""))
+        if pinned is not None and not self.result_annotated:
+            # checked again with narrowed parameters: the result keeps the type the
+            # root call's types gave it
+            self.result_ty, self.result_annotated = Ty(np.dtype(pinned)), True
+        body = shared_return(split_returning_elifs(body_statements(self.fdef)))
         self.returns_value = self.result_annotated or returns_a_value(self.fdef.body)
         for node in body:
             for part in (node.body if isinstance(node, cst.SimpleStatementLine) else [node]):
@@ -314,6 +370,9 @@ class PyFunction(PrivateLists):
             case cst.For(target=target, iter=it, body=body):
                 if not isinstance(target, cst.Name):
                     self.error("the loop variable must be a plain name", target)
+                items = literal_items(it)
+                if items is not None:
+                    return self.literal_loop(target.value, items, body, node)
                 start, stop, step = self.range_args(it)
                 var = target.value
                 self.set_local(var, WEAK_INT, target)
@@ -337,6 +396,8 @@ class PyFunction(PrivateLists):
                 if isinstance(target, cst.Name) and (
                         target.value in self.array_vars or self.builds_list(value)):
                     return self.list_assign(target.value, value, node)
+                if (pairs := parallel_pairs(target, value)) is not None:
+                    return self.parallel_assign(pairs, node)
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
                         and target.value.value in self.array_vars and len(target.slice) == 1 \
                         and isinstance(target.slice[0].slice, cst.Index):
@@ -364,6 +425,54 @@ class PyFunction(PrivateLists):
                 if message is not None:
                     self.error(message, node)
                 self.error(f"'{type(node).__name__}' statements are not allowed in a task", node)
+
+    def parallel_assign(self, pairs: list[tuple[cst.Name, cst.BaseExpression]],
+                        node: cst.CSTNode) -> list[ir.Stmt]:
+        """``a, b = b, a % b``: every value evaluated (into a fresh local each) before any
+        name is assigned, as Python does."""
+        loc = self.loc(node)
+        temps = self.parallel_temps.get(node)
+        if temps is None:  # the same locals every round of the type fixpoint
+            taken = names_in(self.fdef) | set(self.literal_index.values()) | {
+                t for ts in self.parallel_temps.values() for t in ts}
+            temps = []
+            for _ in pairs:
+                temps.append(ir.fresh_name("_rv_tuple", taken | set(temps)))
+            self.parallel_temps[node] = temps
+        out: list[ir.Stmt] = []
+        tys = []
+        for tmp, (_, value) in zip(temps, pairs):
+            val = self.expr(value)
+            if isinstance(val, (ir.Call, ir.LibCall)) and len(self.call_result_tys(val)) != 1:
+                self.error("this call returns several values: unpack them (a, b = ...)", value)
+            tys.append(self.set_local(tmp, val.ty, node))
+            out.append(ir.Assign(loc, tmp, self.convert(val, tys[-1])))
+        for tmp, tmp_ty, (name, _) in zip(temps, tys, pairs):
+            ty = self.set_local(name.value, tmp_ty, name)
+            out.append(ir.Assign(loc, name.value, self.convert(ir.Var(loc, tmp_ty, tmp), ty)))
+        return out
+
+    def literal_loop(self, var: str, items: list[cst.BaseExpression], body: cst.BaseSuite,
+                     node: cst.CSTNode) -> list[ir.Stmt]:
+        """``for t in (1, 2, 3): body``: a loop over the items' positions whose body
+        first sets ``t`` to the item there (the items are number literals, so
+        evaluating them in the loop is evaluating them once)."""
+        loc = self.loc(node)
+        index = self.literal_index.get(node)
+        if index is None:  # one index per loop (nested loops), the same every round
+            taken = names_in(self.fdef) | set(self.literal_index.values())
+            index = self.literal_index[node] = ir.fresh_name("_rv_item", taken)
+        k = ir.Var(loc, WEAK_INT, index)
+        value = self.expr(items[-1])
+        for pos in range(len(items) - 2, -1, -1):
+            test = ir.Compare(loc, BOOL, "==", k, ir.Const(loc, WEAK_INT, pos))
+            value = self.select(test, self.expr(items[pos]), value, node)
+        self.set_local(index, WEAK_INT, node)
+        ty = self.set_local(var, value.ty, node)
+        first = ir.Assign(loc, var, self.convert(value, ty))
+        return [ir.For(loc, index, ir.Const(loc, WEAK_INT, 0),
+                       ir.Const(loc, WEAK_INT, len(items)), ir.Const(loc, WEAK_INT, 1),
+                       (first, *self.block(block_body(body))))]
 
     def set_local(self, name: str, ty: Ty, node: cst.CSTNode) -> Ty:
         if name in self.ctx.reducers or name in self.ctx.functions:

@@ -5,6 +5,7 @@ functions lowered and assembled into the checked program."""
 from __future__ import annotations
 
 import types
+from typing import Any
 
 import libcst as cst
 
@@ -12,6 +13,7 @@ from revec import ir
 from revec.errors import RevecError
 from revec.frontend.assemble import assemble, used_helpers
 from revec.frontend.python.context import ProgramContext
+from revec.frontend.python.implicit import implicit_tasks, no_task_error
 from revec.frontend.python.lower import PyFunction
 from revec.frontend.python.source import ParsedSource, load_module
 from revec.lang import BOUND_OPS, REDUCER_OPS, Bound, Reducer, Task
@@ -55,7 +57,8 @@ def static_reducer_checks(src: ParsedSource) -> None:
 
 
 def check_module(src: ParsedSource, live: types.ModuleType | None,
-                 sizes: dict[tuple[str, str], int] | None = None) -> ir.Program:
+                 sizes: dict[tuple[str, str], int] | None = None,
+                 param_types: dict[tuple[str, str], Any] | None = None) -> ir.Program:
     """The checked program of the parsed module ``src``: executed once here (a fresh
     module), or already live (``live``: its globals, nothing executed)."""
     functions: dict[str, cst.FunctionDef] = {}
@@ -86,6 +89,9 @@ def check_module(src: ParsedSource, live: types.ModuleType | None,
                 reducers[name] = ir.ReducerDecl(name, value.dtype, value.op, loc)
     ctx = ProgramContext(src, module, functions, reducers)
     ctx.sizes = dict(sizes or {})
+    ctx.types = dict(param_types or {})
+    if live is None:
+        implicit_tasks(src, functions, g)
     tasks: dict[str, ir.TaskDef] = {}
     for name, fdef in functions.items():
         if isinstance(g.get(name), Task):
@@ -96,9 +102,11 @@ def check_module(src: ParsedSource, live: types.ModuleType | None,
             raise RevecError("'task' here is not revec's task decorator: "
                              "use 'from revec import task'", src.loc(fdef))
     if not tasks:
-        raise RevecError("no @task function in this file", src.at(1, 1))
-    return assemble(str(src.path), src.text, tasks, used_helpers(tasks, ctx.helpers),
-                    reducers, ctx.arrays, ctx.libs, module, inputs=ctx.inputs)
+        no_task_error(src)
+    program = assemble(str(src.path), src.text, tasks, used_helpers(tasks, ctx.helpers),
+                       reducers, ctx.arrays, ctx.libs, module, inputs=ctx.inputs)
+    program.untyped = {t: dict(ps) for t, ps in ctx.untyped.items() if t in tasks}
+    return program
 
 
 def _reject_reducer_aliases(src: ParsedSource, g: dict[str, object],

@@ -12,7 +12,7 @@ import libcst as cst
 import numpy as np
 
 from revec.errors import RevecError, SourceLoc
-from revec.ir import Ty
+from revec.ir import SUPPORTED_DTYPES, Ty
 from revec.lang import SCALAR_TYPES
 
 
@@ -86,6 +86,71 @@ class ArrayArg:
 
     def __str__(self) -> str:
         return f"list[{self.ty}] of {self.capacity}"
+
+
+@dataclass(frozen=True)
+class RootArray:
+    """The type of an unannotated array parameter, from the root call's value: its
+    element type, dimensions and what plain Python passes (a list or a tuple)."""
+
+    dtype: np.dtype[Any]
+    ndim: int
+    sequence: str = "list"
+
+
+# the type of an unannotated task parameter: a scalar's numpy type, or an array's
+TypeSpec = np.dtype[Any] | RootArray
+
+
+def value_spec(value: Any) -> TypeSpec | None:
+    """The type a root call's value gives an unannotated parameter, as numba types
+    it: a Python int is int64 (uint64 above int64's range), a float float64, a bool
+    bool, a NumPy scalar its own type; a list, tuple or NumPy array an array of its
+    elements' type (a list of Python ints: int64).  None: no type revec supports."""
+    if isinstance(value, bool | np.bool_):
+        return np.dtype(np.bool_)
+    if isinstance(value, int):
+        return np.dtype(np.uint64 if value > np.iinfo(np.int64).max else np.int64)
+    if isinstance(value, float):
+        return np.dtype(np.float64)
+    if isinstance(value, np.generic):
+        return value.dtype if value.dtype in SUPPORTED_DTYPES else None
+    if not isinstance(value, list | tuple | np.ndarray) and hasattr(value, "__array__"):
+        value = np.asarray(value)  # an array-like (NumPy's protocol)
+    if isinstance(value, list | tuple | np.ndarray):
+        try:
+            arr = np.asarray(value)
+        except ValueError:
+            return None
+        if arr.ndim == 0:
+            return None
+        dtype = np.dtype(np.int64) if arr.size == 0 and arr.dtype.kind == "f" and \
+            not isinstance(value, np.ndarray) else arr.dtype
+        if dtype not in SUPPORTED_DTYPES:
+            return None
+        return RootArray(dtype, arr.ndim, "tuple" if isinstance(value, tuple) else "list")
+    return None
+
+
+def used_as_array(function: cst.FunctionDef, name: str) -> bool:
+    """The body indexes ``name`` (``name[i]``) or takes ``len(name)``: an array."""
+    found = False
+
+    class Visit(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            nonlocal found
+            if isinstance(node.value, cst.Name) and node.value.value == name:
+                found = True
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if isinstance(node.func, cst.Name) and node.func.value == "len" and \
+                    len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and \
+                    node.args[0].value.value == name:
+                found = True
+
+    function.body.visit(Visit())
+    return found
 
 
 # annotations of a read-only array parameter: list[T], tuple[T, ...], Sequence[T]

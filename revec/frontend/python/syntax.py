@@ -111,3 +111,136 @@ def returns_a_value(node: cst.CSTNode) -> bool:
     finder = _ValueReturns()
     node.visit(finder)
     return finder.found
+
+
+def shared_return(stmts: list[cst.CSTNode]) -> list[cst.CSTNode]:
+    """A task body ending ``if ...: A else: B`` then ``return X`` (each branch sets what
+    the shared return reads): the return copied into every branch that does not end
+    with one already, so the body has the task shape (``if <is-base>: A; return X``
+    ``else: B; return X``).  Other bodies are returned unchanged."""
+    if len(stmts) < 2 or not ends_with_return(stmts[-1:]):
+        return stmts
+    last = stmts[-1]
+    assert isinstance(last, cst.SimpleStatementLine)
+    if len(last.body) != 1:
+        return stmts
+    branch = stmts[-2]
+    if not isinstance(branch, cst.If) or not _has_else(branch):
+        return stmts
+    return [*stmts[:-2], _with_return(branch, last)]
+
+
+def _has_else(node: cst.If) -> bool:
+    if node.orelse is None:
+        return False
+    return _has_else(node.orelse) if isinstance(node.orelse, cst.If) else True
+
+
+def _append(body: cst.BaseSuite, ret: cst.SimpleStatementLine) -> cst.BaseSuite:
+    stmts = list(block_body(body))
+    if ends_with_return(stmts):
+        return body
+    return cst.IndentedBlock(body=[*stmts, ret])  # type: ignore[list-item]
+
+
+def _with_return(node: cst.If, ret: cst.SimpleStatementLine) -> cst.If:
+    orelse: cst.If | cst.Else | None = node.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _with_return(orelse, ret)
+    elif isinstance(orelse, cst.Else):
+        orelse = orelse.with_changes(body=_append(orelse.body, ret))
+    return node.with_changes(body=_append(node.body, ret), orelse=orelse)
+
+
+def literal_items(it: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The items of a literal tuple or list of numbers (``(1, 2, 3)``, ``[-1, 0.5]``),
+    or None."""
+    if not isinstance(it, cst.Tuple | cst.List) or not it.elements:
+        return None
+    out = []
+    for el in it.elements:
+        if not isinstance(el, cst.Element):
+            return None
+        v = el.value
+        inner = v.expression if isinstance(v, cst.UnaryOperation) and isinstance(
+            v.operator, cst.Minus | cst.Plus) else v
+        if not isinstance(inner, cst.Integer | cst.Float):
+            return None
+        out.append(v)
+    return out
+
+
+def max_ifexp(node: cst.IfExp) -> tuple[str, cst.Name, cst.Name] | None:
+    """``a if a > b else b`` (``>=``; ``<``/``<=``: min; either order of the branches):
+    ("max" or "min", a, b) for two plain names, else None."""
+    test, body, orelse = node.test, node.body, node.orelse
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.left, cst.Name) and isinstance(body, cst.Name)
+            and isinstance(orelse, cst.Name)):
+        return None
+    comp = test.comparisons[0]
+    right = comp.comparator
+    if not isinstance(right, cst.Name):
+        return None
+    a, b = test.left.value, right.value
+    if a == b or {body.value, orelse.value} != {a, b}:
+        return None
+    greater = isinstance(comp.operator, cst.GreaterThan | cst.GreaterThanEqual)
+    if not greater and not isinstance(comp.operator, cst.LessThan | cst.LessThanEqual):
+        return None
+    picks_left = body.value == a  # the branch taken when the test holds is a
+    return ("max" if greater == picks_left else "min"), body, orelse
+
+
+def split_returning_elifs(stmts: list[cst.CSTNode]) -> list[cst.CSTNode]:
+    """Base cases written as one chain, ``if n == 1: return 1`` ``elif n == 2: return 2``
+    (no ``else``), followed by the inductive case: every branch of the chain returns,
+    so it is the sequence ``if n == 1: return 1`` ``if n == 2: return 2``, the task
+    shape's base case then the inductive case's own early returns.  Other statements
+    are kept as they are."""
+    out: list[cst.CSTNode] = []
+    for i, node in enumerate(stmts):
+        if (i + 1 < len(stmts) and isinstance(node, cst.If)
+                and isinstance(node.orelse, cst.If) and _every_branch_returns(node)):
+            out += _chain(node)
+        else:
+            out.append(node)
+    return out
+
+
+def _every_branch_returns(node: cst.If) -> bool:
+    """No ``else``, and every branch ends with ``return``."""
+    branch: cst.If | cst.Else | None = node
+    while isinstance(branch, cst.If):
+        if not ends_with_return(list(block_body(branch.body))):
+            return False
+        branch = branch.orelse
+    return branch is None
+
+
+def _chain(node: cst.If) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    branch: cst.If | cst.Else | None = node
+    while isinstance(branch, cst.If):
+        out.append(branch.with_changes(orelse=None))
+        branch = branch.orelse
+    return out
+
+
+def parallel_pairs(target: cst.BaseExpression, value: cst.BaseExpression
+                   ) -> list[tuple[cst.Name, cst.BaseExpression]] | None:
+    """``a, b = b, a % b`` (a tuple or list of plain names, a tuple or list of as many
+    values, nothing starred): its (name, value) pairs; None otherwise."""
+    if not isinstance(target, cst.Tuple | cst.List) or not isinstance(
+            value, cst.Tuple | cst.List):
+        return None
+    if len(target.elements) != len(value.elements) or len(target.elements) < 2:
+        return None
+    pairs = []
+    for t, v in zip(target.elements, value.elements):
+        if not isinstance(t, cst.Element) or not isinstance(v, cst.Element) \
+                or not isinstance(t.value, cst.Name):
+            return None
+        pairs.append((t.value, v.value))
+    names = [n.value for n, _ in pairs]
+    return pairs if len(set(names)) == len(names) else None

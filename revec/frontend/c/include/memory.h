@@ -1,0 +1,2 @@
+/* revec's <memory.h> (as glibc's: <string.h>) */
+#include <string.h>

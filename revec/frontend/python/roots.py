@@ -1,0 +1,346 @@
+"""Types from the root call: a Python task's unannotated parameters take the types of
+the root call's values, as numba types them (a Python int is int64, a float float64, a
+list of ints an int64 array; command-line text: ``40`` an int, ``2.5`` a float, a file
+an array), and are then narrowed by the value-range analysis of the recursion
+(:mod:`revec.frontend.python.ranges`): ``fib(n)`` called with 40 only ever sees ``n`` in
+[0, 40], so ``n`` is an int8 (32 lanes of AVX2 instead of 4).
+
+Narrowing never changes a result: the program is checked again with the narrow types,
+and kept only if every value it computes provably equals the root-typed program's
+(:func:`same_values`: the two checked programs side by side, node by node; where
+their types differ, both nodes' values are exact, i.e. no wraparound, by the
+analysis).  Otherwise the root call's types stay.  Annotations always win: only
+unannotated parameters are typed here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from revec import ir
+from revec.errors import RevecError
+from revec.frontend.python.ranges import Interval, Ranges, analyse, smallest_int
+from revec.frontend.python.signature import RootArray, TypeSpec, value_spec
+
+_CACHE: OrderedDict[tuple[Any, ...], tuple[ir.Program, ir.Program]] = OrderedDict()
+_CACHE_MAX = 32
+
+
+def text_spec(text: str) -> TypeSpec:
+    """The type command-line text gives an unannotated parameter: an integer
+    (``40``, ``0x10``) int64, a number (``2.5``, ``1e3``) float64, ``true``/``false``
+    bool; anything else names an array file (its values' type)."""
+    try:
+        value = int(text, 0)
+        return np.dtype(np.uint64 if value > np.iinfo(np.int64).max else np.int64)
+    except ValueError:
+        pass
+    try:
+        float(text)
+        return np.dtype(np.float64)
+    except ValueError:
+        pass
+    if text.strip().lower() in ("true", "false"):
+        return np.dtype(np.bool_)
+    from revec.frontend.inputs import load_array_file
+
+    arr = load_array_file(text, "argument")
+    if arr.ndim == 2 and arr.shape[0] == 1 and not text.endswith(".npy"):
+        arr = arr.reshape(-1)  # one line of numbers: a list (as Python's [10, 20, 30])
+    spec = value_spec(arr)
+    assert spec is not None
+    return spec
+
+
+def _positions(t: ir.TaskDef) -> list[str]:
+    """The task's parameter names in the caller's argument order."""
+    taken = {ap.position: ap.name for ap in t.arrays} | {
+        pa.position: pa.name for pa in t.private}
+    scalars = iter(p.name for p in t.user_params)
+    return [taken[i] if i in taken else next(scalars) for i in range(t.arity)]
+
+
+def root_typed(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any],
+               narrow: bool = True) -> ir.Program:
+    """``program`` checked with its task's unannotated parameters typed by the root
+    call's ``args`` (and narrowed when ``narrow``, by the value-range analysis of the
+    recursion, where that provably changes no result).  The same program object is
+    returned for the same types, so compiled code is reused."""
+    t = program.tasks.get(task)
+    untyped = program.untyped.get(task)
+    if t is None or not untyped or program.specialize is None:
+        return program
+    names = _positions(t)
+    specs: dict[str, TypeSpec] = dict(untyped)
+    for name, value in zip(names, args):
+        if name not in untyped:
+            continue
+        spec = text_spec(value) if isinstance(value, str) else value_spec(value)
+        if spec is None:
+            raise RevecError(f"argument '{name}': {value!r} has no type revec supports (the "
+                             "unannotated parameter takes its root value's type: an int, a "
+                             "float, a bool, a NumPy scalar, or a list, tuple or NumPy "
+                             "array of numbers)")
+        specs[name] = spec
+    ref = _checked(program, task, specs)
+    if not narrow:
+        return ref
+    try:
+        return _narrowed(ref, task, specs, args)
+    except RecursionError:  # a program too deep for the analysis: not narrowed
+        return ref
+
+
+def _checked(program: ir.Program, task: str, specs: dict[str, TypeSpec]) -> ir.Program:
+    if specs == program.untyped.get(task):
+        return program
+    key = (id(program), task, tuple(sorted(specs.items(), key=lambda kv: kv[0])))
+    hit = _CACHE.get(key)
+    if hit is not None and hit[1] is program:
+        _CACHE.move_to_end(key)
+        return hit[0]
+    new = program.specialize(None, {(task, k): v for k, v in specs.items()})
+    _remember(key, new, program)
+    return new
+
+
+def _remember(key: tuple[Any, ...], new: ir.Program, old: ir.Program) -> None:
+    _CACHE[key] = (new, old)
+    while len(_CACHE) > _CACHE_MAX:
+        _CACHE.popitem(last=False)
+
+
+def _root_intervals(t: ir.TaskDef, names: list[str], args: tuple[Any, ...] | list[Any]
+                    ) -> dict[str, Interval]:
+    """The root's integer (and bool) scalar parameters' values, as intervals."""
+    given = dict(zip(names, args))
+    out: dict[str, Interval] = {}
+    for p in t.user_params:  # (hidden fields: boards, lengths, paths: unbounded here)
+        if p.ty.kind not in "iub":
+            continue
+        if p.name in given:
+            raw = given[p.name]
+        elif p.has_default:
+            raw = p.default
+        else:
+            continue
+        try:
+            v = int(raw, 0) if isinstance(raw, str) else int(raw)
+        except (TypeError, ValueError):
+            if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+                v = int(raw.strip().lower() == "true")
+            else:
+                continue
+        out[p.name] = (v, v)
+    for ap in t.arrays:  # a view starts at 0 and ends at the array's length
+        out[ap.offset] = (0, 0)
+        value = given.get(ap.name)
+        if ap.end is not None and value is not None and not isinstance(value, str):
+            try:
+                length = len(value)
+            except TypeError:
+                continue
+            out[ap.end] = (length, length)
+    return out
+
+
+def _narrowed(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
+              args: tuple[Any, ...] | list[Any]) -> ir.Program:
+    t = ref.tasks[task]
+    names = _positions(t)
+    roots = _root_intervals(t, names, args)
+    arrays = _input_arrays(t, names, args)
+    ranges = analyse(ref, task, roots, arrays)
+    # each unannotated int64 parameter: the integer types from the narrowest holding
+    # its interval up to int32
+    options: dict[str, list[np.dtype[Any]]] = {}
+    for name, spec in specs.items():
+        if isinstance(spec, RootArray) or spec != np.dtype(np.int64):
+            continue
+        got = ranges.params.get(name)
+        if got is None or not all(math.isfinite(x) for x in got):
+            continue
+        small = smallest_int(got)
+        if small is not None and small.itemsize < 8:
+            options[name] = [np.dtype(x) for x in (np.int8, np.int16, np.int32)
+                             if np.dtype(x).itemsize >= small.itemsize]
+    if not options:
+        return ref
+    # all at their narrowest; else one parameter at a time, each at the narrowest type
+    # that keeps every value (1 << n needs n wider than n's own range: nqueens)
+    best = _attempt(ref, task, specs, {k: v[0] for k, v in options.items()}, roots,
+                    arrays, ranges)
+    if best is not None:
+        return best
+    chosen: dict[str, np.dtype[Any]] = {}
+    found = ref
+    for name in sorted(options, key=lambda k: options[k][0].itemsize):
+        for ty in options[name]:
+            got_p = _attempt(ref, task, specs, {**chosen, name: ty}, roots, arrays, ranges)
+            if got_p is not None:
+                chosen[name], found = ty, got_p
+                break
+    return found
+
+
+def _input_arrays(t: ir.TaskDef, names: list[str], args: tuple[Any, ...] | list[Any]
+                  ) -> dict[str, np.ndarray]:
+    """The root call's read-only arrays (their elements bound what tasks read)."""
+    given = dict(zip(names, args))
+    out: dict[str, np.ndarray] = {}
+    for ap in t.arrays:
+        value = given.get(ap.name)
+        if value is None or ap.fields or ap.output or isinstance(value, str):
+            continue
+        try:
+            arr = np.asarray(value)
+        except ValueError:
+            continue
+        if arr.dtype.kind in "iub" and arr.size:
+            out[ap.array] = arr
+    return out
+
+
+def _attempt(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
+             narrow: dict[str, np.dtype[Any]], roots: dict[str, Interval],
+             arrays: dict[str, np.ndarray], ranges: Ranges) -> ir.Program | None:
+    """``ref`` checked again with the parameters ``narrow`` narrowed, if every value it
+    computes is ``ref``'s; else None."""
+    t = ref.tasks[task]
+    key = (id(ref), task, "narrow", tuple(sorted((k, str(v)) for k, v in narrow.items())))
+    hit = _CACHE.get(key)
+    if hit is not None and hit[1] is ref:  # checked with these types before (one
+        _CACHE.move_to_end(key)           # program object: its build is reused)
+        new = hit[0]
+    else:
+        given: dict[tuple[str, str], Any] = {
+            (task, k): v for k, v in {**specs, **narrow}.items()}
+        if t.result is not None:  # the result keeps its type
+            given[(task, "")] = ref.reducers[t.result].dtype
+        try:
+            new = ref.specialize(None, given)
+        except RevecError:
+            return None  # the narrow types do not type-check
+        new.root_types = {**ref.root_types, task: {k: specs[k] for k in narrow}}
+        _remember(key, new, ref)
+    # whether the values stay the same depends on this root call's values: always
+    # checked
+    if not same_values(ref, new, task, ranges, analyse(new, task, roots, arrays)):
+        return None
+    return new
+
+
+# --------------------------------------------------------------------------- checking
+def same_values(ref: ir.Program, new: ir.Program, task: str, rr: Ranges, rn: Ranges
+                ) -> bool:
+    """Every value ``new`` (narrow types) computes for ``task`` equals the one ``ref``
+    computes: the two checked programs have one shape; where a node's type differs, both
+    nodes' values are exact integers (no wraparound); a cast only one of them has keeps
+    its operand's value."""
+    a, b = ref.tasks[task], new.tasks[task]
+    if [p.name for p in a.params] != [p.name for p in b.params]:
+        return False
+    if {k: d.dtype for k, d in ref.reducers.items()} != \
+            {k: d.dtype for k, d in new.reducers.items()}:
+        return False
+    check = _Align(ref, new, rr, rn)
+    return (check.stmts(a.prologue, b.prologue) and check.expr(a.is_base, b.is_base)
+            and check.stmts(a.base, b.base) and check.stmts(a.inductive, b.inductive))
+
+
+_SKIP = {"loc", "ty"}
+
+
+class _Align:
+    def __init__(self, ref: ir.Program, new: ir.Program, rr: Ranges, rn: Ranges) -> None:
+        self.ref, self.new, self.rr, self.rn = ref, new, rr, rn
+        self.helpers: set[tuple[str, str]] = set()
+
+    def stmts(self, xs: tuple[ir.Stmt, ...], ys: tuple[ir.Stmt, ...]) -> bool:
+        return len(xs) == len(ys) and all(self.node(x, y) for x, y in zip(xs, ys))
+
+    def node(self, x: Any, y: Any) -> bool:
+        if isinstance(x, ir.Expr) and isinstance(y, ir.Expr):
+            return self.expr(x, y)
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, ir.Unpack) and isinstance(y, ir.Unpack) and \
+                [t.dtype for t in x.target_tys] != [t.dtype for t in y.target_tys]:
+            return False
+        return self.fields(x, y)
+
+    def fields(self, x: Any, y: Any) -> bool:
+        for f in dataclasses.fields(x):
+            if f.name in _SKIP:
+                continue
+            u, v = getattr(x, f.name), getattr(y, f.name)
+            if f.name == "func" and isinstance(x, ir.Call):
+                if not self.helper(u, v):
+                    return False
+            elif f.name == "target_tys":
+                continue
+            elif isinstance(u, ir.Expr | ir.Stmt) or isinstance(v, ir.Expr | ir.Stmt):
+                if not self.node(u, v):
+                    return False
+            elif isinstance(u, tuple) and isinstance(v, tuple) and (
+                    any(isinstance(e, ir.Expr | ir.Stmt) for e in (*u, *v))):
+                if len(u) != len(v) or not all(self.node(p, q) for p, q in zip(u, v)):
+                    return False
+            elif f.name == "result_tys":
+                if [t.dtype for t in u] != [t.dtype for t in v]:
+                    return False
+            elif u != v:
+                return False
+        return True
+
+    def helper(self, f: str, g: str) -> bool:
+        """Two specialisations of one helper compute the same values."""
+        if (f, g) in self.helpers:
+            return True
+        self.helpers.add((f, g))
+        hf, hg = self.ref.helpers.get(f), self.new.helpers.get(g)
+        if hf is None or hg is None or [p.name for p in hf.params] != [
+                p.name for p in hg.params]:
+            return False
+        if len(hf.result_tys) != len(hg.result_tys) or any(
+                a.dtype != b.dtype and (a.kind not in "iu" or b.kind not in "iu")
+                for a, b in zip(hf.result_tys, hg.result_tys)):
+            return False  # (integer results of other widths: each return is checked)
+        return self.stmts(hf.body, hg.body)
+
+    def cast_keeps(self, c: ir.Cast, ranges: Ranges) -> bool:
+        """The cast ``c`` keeps its operand's value (by the analysis)."""
+        o = c.operand
+        if o.ty.kind == "b":
+            return c.ty.kind in "iub"
+        if o.ty.kind not in "iu" or c.ty.kind == "b":
+            return o.ty.dtype == c.ty.dtype
+        x = ranges.exact(o)
+        if x is None:
+            return False
+        if c.ty.kind in "iu":
+            info = np.iinfo(c.ty.dtype)
+            return info.min <= x[0] and x[1] <= info.max
+        mant = np.finfo(c.ty.dtype).nmant + 1  # integers exactly representable
+        return -(2 ** mant) <= x[0] and x[1] <= 2 ** mant
+
+    def expr(self, x: ir.Expr, y: ir.Expr) -> bool:
+        while type(x) is not type(y) or (isinstance(x, ir.Cast) and isinstance(y, ir.Cast)
+                                         and x.ty.dtype != y.ty.dtype):
+            if isinstance(y, ir.Cast) and self.cast_keeps(y, self.rn):
+                y = y.operand
+            elif isinstance(x, ir.Cast) and self.cast_keeps(x, self.rr):
+                x = x.operand
+            else:
+                return False
+        if x.ty.dtype != y.ty.dtype:
+            if x.ty.kind not in "iu" or y.ty.kind not in "iu":
+                return False
+            if self.rr.exact(x) is None or self.rn.exact(y) is None:
+                return False
+        return self.fields(x, y)
