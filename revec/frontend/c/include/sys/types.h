@@ -1,0 +1,11 @@
+/* revec's <sys/types.h>: POSIX types for code revec does not read */
+#ifndef __REVEC_SYS_TYPES_H
+#define __REVEC_SYS_TYPES_H
+#include <stddef.h>
+typedef int pid_t;
+typedef long ssize_t;
+typedef long off_t;
+typedef unsigned mode_t;
+typedef unsigned uid_t;
+typedef unsigned gid_t;
+#endif
