@@ -72,10 +72,10 @@ def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Prog
                 # a serial variant or root caller the shared passes reject (BOTS's
                 # fib_seq summing long long results in int locals) is left out as well,
                 # when no other task calls it
-                name = _optional_task_at(ctx, tasks, err)
-                if name is None:
+                dropped = _optional_task_at(ctx, tasks, err)
+                if dropped is None:
                     raise
-                del tasks[name]
+                del tasks[dropped]
 
 
 def _optional_task_at(ctx: CProgramContext, tasks: dict[str, ir.TaskDef],
