@@ -303,6 +303,55 @@ int main(int argc, char *argv[]) {
 }
 """
 
+# BOTS's knapsack counts its tasks in a global for main to print; no task reads it
+COUNTED = """\
+#include <stdio.h>
+#include <limits.h>
+#include <omp.h>
+
+int visits;
+long work_units;
+#pragma omp threadprivate(visits)
+
+int best_gain = INT_MIN;
+
+void gain(int depth, int budget, int acc, int *res)
+{
+     int left, right, best;
+
+     visits++;
+     if (budget < 0) {
+          *res = INT_MIN;
+          return;
+     }
+     if (depth == 0) {
+          *res = acc;
+          return;
+     }
+     work_units += depth * 2;
+
+     #pragma omp task untied shared(left)
+     gain(depth - 1, budget - (depth % 4), acc + depth * 3 % 7, &left);
+     #pragma omp task untied shared(right)
+     gain(depth - 1, budget - 1, acc + 1, &right);
+     #pragma omp taskwait
+
+     best = left > right ? left : right;
+     if (best > best_gain) best_gain = best;
+     *res = best;
+}
+
+int main(void)
+{
+     int res;
+     visits = 0;
+     gain(13, 9, 0, &res);
+     printf("%d\\n", res);
+     fprintf(stderr, "%d visits, %ld units\\n", visits, work_units);
+     return 0;
+}
+"""
+
 PROGRAMS = {
     "alloca_collecting_array": Program(COLOURINGS, "colourings", (7, 4, 0), board=7),
     "bots_out_parameter_alloca": Program(COMPOSITIONS, "compositions", (13, 4),
@@ -312,6 +361,7 @@ PROGRAMS = {
         files={"getoptions.h": GETOPTIONS_H}, oracle_extra=GETOPTIONS_C),
     "serial_variant_left_out": Program(FIB_WITH_SERIAL, "fib", (21,)),
     "posix_headers_in_main": Program(POSIX_MAIN, "paths", (8, 7), backend="numba"),
+    "statistics_counter": Program(COUNTED, "gain", (13, 9, 0)),
 }
 
 
@@ -402,6 +452,12 @@ def test_a_serial_variant_the_task_calls_is_still_checked(tmp_path):
 
 
 ERRORS = [
+    ("counter_read_by_the_task",
+     COUNTED.replace("     if (depth == 0) {", "     if (depth == 0 || visits > 1000) {"),
+     "writes the file-scope variable 'visits'", "visits++"),
+    ("counter_assigned_by_the_task",
+     COUNTED.replace("     work_units += depth * 2;", "     work_units = depth * 2;"),
+     "writes the file-scope variable 'work_units'", "work_units = depth"),
     ("memset_not_zero",
      COLOURINGS.replace("(void) memset(count, 0,", "(void) memset(count, 1,"),
      "'count' collects results; memset clears it with 0", "memset(count, 1"),

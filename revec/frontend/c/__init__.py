@@ -17,6 +17,7 @@ from revec.errors import RevecError
 from revec.frontend.assemble import assemble, depth_guard
 from revec.frontend.c.bounds import find_bounds
 from revec.frontend.c.context import CProgramContext
+from revec.frontend.c.counters import find_counters
 from revec.frontend.c.file_scope import calls, read_file_scope
 from revec.frontend.c.lower import CFunction
 from revec.frontend.c.outparams import rewrite_out_params
@@ -41,6 +42,7 @@ def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Prog
         ctx.sizes = dict(sizes or {})
         read_file_scope(ctx)
         find_bounds(ctx)
+        find_counters(ctx)
         if not ctx.tasks:
             raise RevecError("no task in this file: a task is a function that uses "
                              "cilk_spawn or calls itself", src.at(1, 1))

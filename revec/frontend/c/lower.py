@@ -190,6 +190,8 @@ class CFunction(CBoards):
 
     def stmt(self, node: c_ast.Node) -> list[ir.Stmt]:
         loc = self.loc(node)
+        if id(node) in self.ctx.counter_stmts:
+            return []  # number_of_tasks++: a statistics counter no task reads
         match node:
             case c_ast.Compound():
                 return list(self.scoped(body_items(node)))
