@@ -455,6 +455,16 @@ ERRORS = [
     ("counter_read_by_the_task",
      COUNTED.replace("     if (depth == 0) {", "     if (depth == 0 || visits > 1000) {"),
      "writes the file-scope variable 'visits'", "visits++"),
+    ("void_task_counting_into_a_global", """\
+#include <cilk/cilk.h>
+long visits;
+void walk(int n) {
+  visits++;
+  if (n < 2) return;
+  cilk_spawn walk(n - 1);
+  walk(n - 2);
+}
+""", "writes the file-scope variable 'visits'", "visits++"),
     ("counter_assigned_by_the_task",
      COUNTED.replace("     work_units += depth * 2;", "     work_units = depth * 2;"),
      "writes the file-scope variable 'work_units'", "work_units = depth"),

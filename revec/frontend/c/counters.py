@@ -1,9 +1,12 @@
 """Statistics counters in Cilk C: a non-const file-scope scalar that the tasks and
 helpers only count with (``number_of_tasks++;``, ``calls += 1;`` as statements) and
-never read, as BOTS's knapsack counts its tasks for ``main`` to print.  The task's
-answer does not depend on it (nothing it runs reads it), so revec leaves those
-statements out; any other use of the variable in a task (a read, ``= v``, a count in an
-expression) is the located error of a global write or read as before."""
+never read, as BOTS's knapsack counts its tasks for ``main`` to print, in functions whose
+answer is something else (a return value, or an out-parameter a call of the function
+passes ``&x`` for).  The task's answer does not depend on it (nothing it runs reads it),
+so revec leaves those statements out.  A ``void`` function without an out-parameter
+counting into a global (whose count may well be the program's answer), and any other
+use of the variable in a task (a read, ``= v``, a count in an expression), are the
+located error of a global write or read as before."""
 
 from __future__ import annotations
 
@@ -43,6 +46,20 @@ def _counted(stmt: c_ast.Node) -> str | None:
     return None
 
 
+def has_result(fdef: c_ast.FuncDef) -> bool:
+    """``fdef`` returns a value, or a call of it passes an address (``&x``, an
+    out-parameter) for one of its parameters."""
+    ret = fdef.decl.type.type
+    if not (isinstance(ret, c_ast.TypeDecl) and isinstance(ret.type, c_ast.IdentifierType)
+            and ret.type.names == ["void"]):
+        return True
+    name = fdef.decl.name
+    return any(isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and
+               n.name.name == name and n.args is not None and
+               any(isinstance(a, c_ast.UnaryOp) and a.op == "&" for a in n.args.exprs)
+               for n in walk(fdef.body))
+
+
 def find_counters(ctx: CProgramContext) -> None:
     """Fill ``ctx.counter_stmts`` with the ids of the counting statements of every
     global the reachable functions only count with."""
@@ -59,10 +76,13 @@ def find_counters(ctx: CProgramContext) -> None:
                 uses[n.name] = uses.get(n.name, 0) + 1
             elif isinstance(n, c_ast.Decl):
                 shadowed.add(n.name)
+        result = has_result(fdef)
         for s in _statements(fdef.body):
             g = _counted(s)
             if g is not None:
                 counts.setdefault(g, []).append(s)
+                if not result:
+                    shadowed.add(g)  # the count may be this function's answer
     for g, stmts in counts.items():
         glob = ctx.globals.get(g)
         if glob is None or glob.const or glob.array is not None or glob.ty is None or \
