@@ -32,8 +32,8 @@ def read_user_file(path: str | Path) -> tuple[str, str]:
     if not p.is_file():
         fail(f"no such file: {p}")
     if p.suffix in NOT_A_PROGRAM:
-        fail(f"{p}: revec reads Python files (.py) and Cilk C files (.c, .cilk); a '{p.suffix}' file "
-             "is C++ or a header to a C compiler")
+        fail(f"{p}: revec reads Python files (.py) and Cilk C files (.c), and MIT Cilk-5 "
+             f"files (.cilk); a '{p.suffix}' file is C++ or a header to a C compiler")
     try:
         data = p.read_bytes()
     except OSError as err:
