@@ -18,15 +18,16 @@ import numpy as np
 from revec import ir
 from revec.errors import RevecError
 from revec.frontend.python import load_python_program, load_python_source
+from revec.frontend.user_file import C_SUFFIXES
 
 __all__ = ["arg_value", "load_program", "load_program_source"]
 
 
 def load_program(path: str | Path) -> ir.Program:
-    """Check a program file.  A ``.c`` file is a Cilk C program (:mod:`revec.frontend.c`),
-    any other a Python one (:mod:`revec.frontend.python`: its module level is executed
-    once, in a fresh module)."""
-    if str(path).endswith(".c"):
+    """Check a program file.  A ``.c`` (or Cilk-5 ``.cilk``) file is a Cilk C program
+    (:mod:`revec.frontend.c`), any other a Python one (:mod:`revec.frontend.python`: its
+    module level is executed once, in a fresh module)."""
+    if Path(path).suffix in C_SUFFIXES:
         from revec.frontend.c import load_c_program
 
         return load_c_program(path)

@@ -3,7 +3,8 @@ unreadable one (shared by the Python and the C front end).
 
 A Python file is decoded as Python decodes it (PEP 263: a UTF-8 byte-order mark, or a
 ``# -*- coding: ... -*-`` line; UTF-8 otherwise); a C file as UTF-8 (a byte-order mark
-dropped).  revec reads ``.c`` files as Cilk C and every other file as Python, except the
+dropped).  revec reads ``.c`` files (and MIT Cilk-5's ``.cilk`` files) as Cilk C and
+every other file as Python, except the
 suffixes gcc reads as C++ or headers (``.C``, ``.cc``, ``.cpp``, ``.cxx``, ``.h``, ...),
 which are refused with the suffixes revec accepts.
 """
@@ -18,6 +19,8 @@ from revec.errors import fail
 
 # suffixes a C toolchain reads as C++ (gcc: .C, .cc, .cp, .cxx, .cpp, .CPP, .c++) or as
 # headers: not Cilk C, and not Python either
+# suffixes of Cilk C files (MIT Cilk-5 named its programs .cilk)
+C_SUFFIXES = (".c", ".cilk")
 NOT_A_PROGRAM = {".C", ".cc", ".cp", ".cxx", ".cpp", ".CPP", ".c++", ".h", ".hh", ".hpp"}
 
 
@@ -29,14 +32,14 @@ def read_user_file(path: str | Path) -> tuple[str, str]:
     if not p.is_file():
         fail(f"no such file: {p}")
     if p.suffix in NOT_A_PROGRAM:
-        fail(f"{p}: revec reads Python files (.py) and Cilk C files (.c); a '{p.suffix}' file "
-             "is C++ or a header to a C compiler")
+        fail(f"{p}: revec reads Python files (.py) and Cilk C files (.c), and MIT Cilk-5 "
+             f"files (.cilk); a '{p.suffix}' file is C++ or a header to a C compiler")
     try:
         data = p.read_bytes()
     except OSError as err:
         fail(f"cannot read {p}: {err}")
     try:
-        if p.suffix == ".c":
+        if p.suffix in C_SUFFIXES:
             return str(p), data.decode("utf-8-sig")
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)

@@ -17,11 +17,13 @@ from revec.errors import RevecError
 from revec.frontend.assemble import assemble, depth_guard
 from revec.frontend.c.bounds import find_bounds
 from revec.frontend.c.context import CProgramContext
-from revec.frontend.c.file_scope import read_file_scope
+from revec.frontend.c.counters import find_counters
+from revec.frontend.c.file_scope import calls, read_file_scope
 from revec.frontend.c.lower import CFunction
 from revec.frontend.c.outparams import rewrite_out_params
 from revec.frontend.c.reference import sequential_module
 from revec.frontend.c.source import read_c
+from revec.frontend.c.syntax import walk
 
 
 def load_c_program(path: str | Path, sizes: dict[tuple[str, str], int] | None = None
@@ -40,6 +42,7 @@ def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Prog
         ctx.sizes = dict(sizes or {})
         read_file_scope(ctx)
         find_bounds(ctx)
+        find_counters(ctx)
         if not ctx.tasks:
             raise RevecError("no task in this file: a task is a function that uses "
                              "cilk_spawn or calls itself", src.at(1, 1))
@@ -62,5 +65,34 @@ def _load(path: str | Path, sizes: dict[tuple[str, str], int] | None) -> ir.Prog
                 left_out.append(err)
         if not tasks and left_out:
             raise left_out[0]
-        return assemble(src.path, src.text, tasks, dict(ctx.helpers), dict(ctx.bounds),
-                        ctx.arrays, ctx.libs, reference=sequential_module, inputs=ctx.inputs)
+        while True:
+            try:
+                return assemble(src.path, src.text, tasks, dict(ctx.helpers),
+                                dict(ctx.bounds), ctx.arrays, ctx.libs,
+                                reference=sequential_module, inputs=ctx.inputs)
+            except RevecError as err:
+                # a serial variant or root caller the shared passes reject (BOTS's
+                # fib_seq summing long long results in int locals) is left out as well,
+                # when no other task calls it
+                dropped = _optional_task_at(ctx, tasks, err)
+                if dropped is None:
+                    raise
+                del tasks[dropped]
+
+
+def _optional_task_at(ctx: CProgramContext, tasks: dict[str, ir.TaskDef],
+                      err: RevecError) -> str | None:
+    """The task that ``err`` is located in, if it need not be in the subset (not a root
+    task, called by no other task, not the last task)."""
+    if err.loc is None or len(tasks) < 2:
+        return None
+    at = (err.loc.file, err.loc.line)
+    for name in tasks:
+        if name in ctx.roots:
+            continue
+        fdef = ctx.functions[name]
+        lines = {(loc.file, loc.line) for loc in map(ctx.src.loc, walk(fdef))}
+        called = any(name in calls(ctx.functions[other]) for other in tasks if other != name)
+        if at in lines and not called:
+            return name
+    return None

@@ -36,6 +36,11 @@ def _strip(node: c_ast.Node) -> c_ast.Node:
     return node
 
 
+def strip_casts(node: c_ast.Node) -> c_ast.Node:
+    """``node`` without the casts around it (``(int *) alloca(...)``)."""
+    return _strip(node)
+
+
 def is_alloca(node: c_ast.Node | None) -> bool:
     node = _strip(node) if node is not None else None
     return isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \

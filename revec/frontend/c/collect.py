@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 from pycparser import c_ast
 
-from revec.frontend.c.syntax import body_items, walk
+from revec.frontend.c.syntax import body_items, is_spawn, walk
 from revec.ir import Ty
 
 
@@ -49,6 +49,34 @@ class Collect:
     fill: c_ast.For | None = None  # the one loop filling the array by its index
     fill_bound: c_ast.Node | None = None  # B in that loop's ``i < B``
     sum_ir: str | None = None  # IR name of the hidden sum of the loop-index form
+    # an alloca'd array (``int *a = alloca(n * sizeof(int));``): its size is not known
+    # (``size`` is -1), and ``memset(a, 0, E)`` (its byte count ``E``) zeroes it
+    alloca: bool = False
+    zero_bytes: c_ast.Node | None = None
+    written: bool = False  # an element was written (a later memset would clear it)
+
+
+def collects_into(body: c_ast.Node, name: str) -> bool:
+    """A spawned result is assigned to an element of ``name`` (``name[...] =
+    cilk_spawn f(...)``)."""
+    return any(isinstance(n, c_ast.Assignment) and is_spawn(n.rvalue)
+               and isinstance(n.lvalue, c_ast.ArrayRef) and isinstance(n.lvalue.name, c_ast.ID)
+               and n.lvalue.name.name == name for n in walk(body))
+
+
+def memset_calls(body: c_ast.Node, name: str) -> list[c_ast.FuncCall]:
+    """The ``memset(name, ...)`` calls of a function body (casts of ``name`` allowed)."""
+    out = []
+    for n in walk(body):
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and \
+                n.name.name in ("memset", "__builtin_memset") and n.args is not None and \
+                n.args.exprs:
+            dst = n.args.exprs[0]
+            while isinstance(dst, c_ast.Cast):
+                dst = dst.expr
+            if isinstance(dst, c_ast.ID) and dst.name == name:
+                out.append(n)
+    return out
 
 
 def indexed(body: c_ast.Node, name: str) -> bool:

@@ -70,6 +70,8 @@ class CProgramContext(ProgramBuilder):
         # bounds (revec.frontend.c.bounds): their reducers, the ifs that update them
         self.bounds: dict[str, ir.ReducerDecl] = {}
         self.bound_updates: set[int] = set()
+        # statements counting with a global nothing the tasks run reads (counters.py)
+        self.counter_stmts: set[int] = set()
         # struct and union definitions by tag ("struct item"), typedef names of them
         self.structs: dict[str, c_ast.Struct | c_ast.Union] = {}
         self.struct_typedefs: dict[str, c_ast.Struct | c_ast.Union] = {}

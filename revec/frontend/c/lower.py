@@ -18,13 +18,15 @@ from collections.abc import Sequence
 from pycparser import c_ast
 
 from revec import ir
-from revec.frontend.c.boards import CBoards, is_alloca
+from revec.frontend.c.boards import CBoards, is_alloca, strip_casts
 from revec.frontend.c.bounds import LOWER, RAISE, update_of
 from revec.frontend.c.collect import (
     Collect,
+    collects_into,
     counter_only_counts,
     counting_loop,
     indexed,
+    memset_calls,
     set_after,
     sum_loops,
     write_counts,
@@ -188,6 +190,8 @@ class CFunction(CBoards):
 
     def stmt(self, node: c_ast.Node) -> list[ir.Stmt]:
         loc = self.loc(node)
+        if id(node) in self.ctx.counter_stmts:
+            return []  # number_of_tasks++: a statistics counter no task reads
         match node:
             case c_ast.Compound():
                 return list(self.scoped(body_items(node)))
@@ -291,14 +295,12 @@ class CFunction(CBoards):
         if "static" in (d.storage or []):
             self.error(f"static local '{d.name}' is global state, which is not supported", d)
         if isinstance(d.type, c_ast.ArrayDecl):
-            assert self.fdef is not None
-            collects = any(isinstance(n, c_ast.Assignment) and is_spawn(n.rvalue)
-                           and isinstance(n.lvalue, c_ast.ArrayRef)
-                           and isinstance(n.lvalue.name, c_ast.ID)
-                           and n.lvalue.name.name == d.name for n in walk(self.fdef.body))
-            if self.kind == "task" and (d.name in self.summed or collects):
+            if self.collecting(d.name):
                 return self.collect_decl(d)
             return self.board_decl(d)
+        if isinstance(d.type, c_ast.PtrDecl) and self.collecting(d.name) and \
+                self.alloca_size(d) is not None:
+            return self.collect_decl(d)  # int *count = alloca(n * sizeof(int));
         if isinstance(d.type, c_ast.PtrDecl) and (is_alloca(d.init) or (
                 d.init is None and self.alloca_size(d) is not None)):
             return self.board_decl(d)
@@ -357,6 +359,9 @@ class CFunction(CBoards):
         lib = self.ctx.lib(fname)
         if lib is not None and len(lib.result_types) > 1:
             return [self.lib_unpack(lib, node)]
+        cleared = self.collect_call(node)
+        if cleared is not None:
+            return cleared
         board = self.board_call(node)
         if board is not None:
             return board
@@ -448,6 +453,16 @@ class CFunction(CBoards):
 
     def assignment(self, node: c_ast.Assignment) -> list[ir.Stmt]:
         loc = self.loc(node)
+        if isinstance(node.lvalue, c_ast.ID) and node.lvalue.name in self.collects and \
+                self.scopes.lookup(node.lvalue.name) == f"<array {node.lvalue.name}>":
+            c = self.collects[node.lvalue.name]
+            if not (c.alloca and is_alloca(node.rvalue) and node.op == "="):
+                self.error(f"'{c.name}' collects results; it is assigned only its alloca'd "
+                           "storage", node)
+            if self.loop_depth:
+                self.error(f"'{c.name}' collects results; allocate it once, before the loop "
+                           "that fills it", node)
+            return []  # the collecting array's storage: its elements go into a sum
         if isinstance(node.lvalue, c_ast.ID) and self.board_named(node.lvalue.name) and \
                 is_alloca(node.rvalue) and node.op == "=":
             return []  # the board's storage (its capacity was read from this alloca)
@@ -520,6 +535,12 @@ class CFunction(CBoards):
         return [ir.Assign(self.loc(node), irname, self.convert(value, self.ctypes[irname]))]
 
     # ------------------------------------------------------------------ collecting arrays
+    def collecting(self, name: str) -> bool:
+        """The task's local array ``name`` collects results: spawned into, or summed."""
+        assert self.fdef is not None
+        return self.kind == "task" and (name in self.summed or
+                                        collects_into(self.fdef.body, name))
+
     def collect_decl(self, d: c_ast.Decl) -> list[ir.Stmt]:
         if self.kind != "task" or d.name not in self.summed:
             self.error(f"local array '{d.name}': a local array may only collect spawned "
@@ -531,6 +552,8 @@ class CFunction(CBoards):
         elem = self.ctx.type_of(t.type, f"array '{d.name}'")
         if elem is None:
             self.error("arrays of void", d)
+        if isinstance(t, c_ast.PtrDecl):
+            return self.alloca_collect_decl(d, elem)
         if t.dim is None:
             self.error(f"array '{d.name}' needs a size", d)
         size = int(self.const_expr(t.dim, I64))
@@ -543,9 +566,76 @@ class CFunction(CBoards):
                 self.error("a collecting array is initialized only with {0}", d.init)
             zeroed = True
         acc, loop = self.summed[d.name]
-        c = Collect(d.name, elem, size, acc, zeroed, loop)
+        return self.start_collect(d, Collect(d.name, elem, size, acc, zeroed, loop))
+
+    def alloca_collect_decl(self, d: c_ast.Decl, elem: Ty) -> list[ir.Stmt]:
+        """``int *count = alloca(n * sizeof(int));`` (or assigned later, once), cleared by
+        at most one ``memset(count, 0, E)`` before it is filled: the Cilk-5/BOTS nqueens
+        form of a collecting array."""
+        assert self.fdef is not None
+        body = self.fdef.body
+        stores = [n for n in walk(body) if isinstance(n, c_ast.Assignment) and
+                  isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == d.name]
+        if len(stores) + (d.init is not None) != 1:
+            self.error(f"'{d.name}' collects results; it is given its alloca'd storage once",
+                       stores[-1] if stores else d)
+        clears = memset_calls(body, d.name)
+        if len(clears) > 1:
+            self.error(f"'{d.name}' is cleared twice", clears[1])
+        zero_bytes = None
+        if clears:
+            args = list(clears[0].args.exprs)
+            if len(args) != 3 or self.constant_of(strip_casts(args[1])) != 0:
+                self.error(f"'{d.name}' collects results; memset clears it with 0 "
+                           f"(memset({d.name}, 0, n * sizeof(*{d.name})))", clears[0])
+            zero_bytes = args[2]
+        acc, loop = self.summed[d.name]
+        c = Collect(d.name, elem, -1, acc, bool(clears), loop, alloca=True,
+                    zero_bytes=zero_bytes)
+        return self.start_collect(d, c)
+
+    def collect_call(self, node: c_ast.FuncCall) -> list[ir.Stmt] | None:
+        """``memset(count, 0, ...)`` on an alloca'd collecting array: nothing (it is zero
+        until filled: its elements go into a sum); any other call given it is an error
+        (None: not a call on a collecting array)."""
+        args = list(node.args.exprs) if node.args is not None else []
+        dst = strip_casts(args[0]) if args else None
+        if not (isinstance(dst, c_ast.ID) and dst.name in self.collects and
+                self.scopes.lookup(dst.name) == f"<array {dst.name}>"):
+            return None
+        c = self.collects[dst.name]
+        if not (isinstance(node.name, c_ast.ID) and
+                node.name.name in ("memset", "__builtin_memset") and c.alloca):
+            self.error(f"'{c.name}' collects results; it is only filled with results and "
+                       "summed", node)
+        if c.written or self.loop_depth:
+            self.error(f"'{c.name}' collects results; clear it before the loop that fills "
+                       "it", node)
+        return []
+
+    def zeroes(self, c: Collect, bound: c_ast.Node) -> bool:
+        """The elements ``c[0]`` .. ``c[bound - 1]`` are zero until written: ``= {0}``, or
+        ``memset(c, 0, bound * sizeof(T))`` of an alloca'd array (T of c's element size)."""
+        if not c.zeroed:
+            return False
+        if not c.alloca:
+            return True
+        node = strip_casts(c.zero_bytes) if c.zero_bytes is not None else None
+        if not isinstance(node, c_ast.BinaryOp) or node.op != "*":
+            return False
+        for x, y in ((node.left, node.right), (node.right, node.left)):
+            y = strip_casts(y)
+            if isinstance(y, c_ast.UnaryOp) and y.op == "sizeof" and \
+                    self.constant_of(y) == c.elem.dtype.itemsize and \
+                    key(strip_casts(x)) == key(strip_casts(bound)):
+                return True
+        return False
+
+    def start_collect(self, d: c_ast.Decl, c: Collect) -> list[ir.Stmt]:
+        acc = c.acc
+        elem = c.elem
         self.collects[d.name] = c
-        self.sum_loops[id(loop)] = c
+        self.sum_loops[id(c.loop)] = c
         self.scopes.bind(d.name, f"<array {d.name}>")
         assert self.fdef is not None
         if not (indexed(self.fdef.body, d.name) or set_after(self.fdef.body, acc, d)
@@ -595,10 +685,12 @@ class CFunction(CBoards):
             if hi > 1:
                 self.error(f"an iteration of this loop may write '{c.name}[{index}]' twice; "
                            "each element collects one result", node)
-            if lo < 1 and not c.zeroed:
+            if lo < 1 and not self.zeroes(c, form[1]):
+                clear = (f"clear it first with 'memset({c.name}, 0, <bound> * sizeof(*"
+                         f"{c.name}))'" if c.alloca else "declare the array '= {0}'")
                 self.error(f"an iteration of this loop may leave '{c.name}[{index}]' "
                            f"unwritten: write it on every path (e.g. 'else {c.name}[{index}] "
-                           f"= 0;') or declare the array '= {{0}}'", node)
+                           f"= 0;') or {clear}", node)
             c.fill, c.fill_bound = loop, form[1]
         return c.fill is loop
 
@@ -625,6 +717,7 @@ class CFunction(CBoards):
         if acc_ir is None:
             self.error(f"declare '{c.acc}' (which sums '{c.name}') before the spawns that "
                        "fill the array", node)
+        c.written = True
         value, spawned = self.rhs(node.rvalue)
         element = self.convert(value, c.elem)
         acc_ty = self.ctypes[acc_ir]
@@ -687,7 +780,8 @@ class CFunction(CBoards):
         elif ok:
             ok = c.zeroed and self.try_const(bound) == c.size
         if not ok:
-            want = c.counter if c.counter is not None else str(c.size)
+            want = c.counter if c.counter is not None else str(c.size) if c.size >= 0 \
+                else "n"
             self.error(f"the loop summing '{c.name}' must add every element it was filled "
                        f"with: for (int i = 0; i < {want}; i++) {c.acc} += {c.name}[i];", node)
         if c.sum_ir is None:

@@ -41,7 +41,9 @@ PRELUDE_HEADER = INCLUDE_DIR / "__revec_prelude.h"
 PROVIDED = ("<cilk/cilk.h>, <cilk/cilk_api.h>, <cilk.h>, <cilk-lib.cilkh>, <omp.h>, "
             "<stdint.h>, <inttypes.h>, <stdbool.h>, <stddef.h>, <limits.h>, <float.h>, "
             "<math.h>, <string.h>, <memory.h>, <alloca.h>, <stdio.h>, <stdlib.h>, "
-            "<assert.h>, <time.h>, <sys/time.h>")
+            "<assert.h>, <time.h>, <sys/time.h>, <sys/types.h>, <sys/resource.h>, "
+            "<unistd.h>, <fcntl.h>, <errno.h>, <malloc.h>, <getopt.h>, <ctype.h>; and "
+            "headers next to the file")
 SPAWN_LABEL = "_RVF"  # cilk_for (...) -> _RVF:for (...)
 SCOPE_LABEL = "_RV_SCOPE"  # cilk_scope { ... } -> _RV_SCOPE: { ... }
 
@@ -196,7 +198,10 @@ class Preprocessed:
 def preprocess(path: str, cc: list[str]) -> Preprocessed:
     """Run the preprocessor ``cc`` on the file ``path``: its output with the Cilk
     keywords rewritten, or the preprocessor's first error at its place in the file."""
+    # <header> not among revec's is looked for next to the file (as Cilk-5's examples
+    # find <getoptions.h>: their Makefile's -I.)
     cmd = [*cc, "-E", "-x", "c", "-std=c11", "-nostdinc", "-isystem", str(INCLUDE_DIR),
+           "-idirafter", str(Path(path).resolve().parent),
            "-include", str(PRELUDE_HEADER), "-D__REVEC__=1", "-D__cilk=200",
            "-fno-diagnostics-color", path]
     env = {k: v for k, v in os.environ.items()
