@@ -201,17 +201,128 @@ def test_narrowed_equals_int64_and_plain_python(walk, n, a, b):
     assert np.iinfo(np.dtype(types["a"])).max >= bound  # wide enough for a's uses
 
 
+# ------------------------------------------------------------------ property: relations
+# Parameters related only through a difference.  choose: n - k >= 0 holds where the
+# root has k <= n (then n >= 0 though only k is compared with 0), not where k > n (n
+# then falls below 0 until s runs out); (100 - n) * 300 fits int16 only for n >= -9.
+# gap: a - b shrinks towards 0 from above, but grows away from it from below.  swap:
+# the spawn passes the parameters crossed (q + 5, p - 3), the difference negated,
+# and the guard compares them the other way round (q >= p: p - q <= 0).
+RELATED = """
+from revec import task
+
+@task
+def choose(n, k, s):
+    if k == 0 or k == n or s == 0:
+        return (100 - n) * 300 + k
+    return choose(n - 1, k - 1, s - 1) + choose(n - 1, k, s - 1)
+
+@task
+def gap(a, b, s):
+    if a == b or s == 0:
+        return (100 - a) * 300 + b
+    return gap(a - 1, b, s - 1) + gap(a, b + 1, s - 1)
+
+@task
+def swap(p, q, s):
+    if q >= p or s == 0:
+        return (100 - p) * 300 - q
+    return swap(q + 5, p - 3, s - 1) + swap(p - 1, q, s - 1)
+"""
+
+
+@pytest.fixture(scope="module")
+def related(tmp_path_factory):
+    return _module(tmp_path_factory.mktemp("related"), "related", RELATED)
+
+
+def _reached(path: Path, task: str, args: tuple[int, ...]) -> list[dict[str, int]]:
+    """The parameters of every call of ``task`` when plain Python runs it (a trace of
+    the calls: independent of revec's analysis)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_traced_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, task)
+    code = getattr(fn, "__wrapped__", fn).__code__
+    names = code.co_varnames[:code.co_argcount]
+    seen: list[dict[str, int]] = []
+
+    def tracer(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            seen.append({k: frame.f_locals[k] for k in names})
+        return None
+
+    sys.setprofile(tracer)
+    try:
+        fn(*args)
+    finally:
+        sys.setprofile(None)
+    assert seen
+    return seen
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(task=st.sampled_from(["choose", "gap", "swap"]), x=st.integers(-12, 12),
+       y=st.integers(-12, 12), s=st.integers(0, 9))
+def test_relations_hold_at_every_task(related, task, x, y, s):
+    """Every task plain Python runs has its parameters (and their differences) inside
+    the intervals the analysis gives, whether the relation holds at the root or not."""
+    program = get_program(related)
+    names = [p.name for p in program.tasks[task].params]
+    ranges = analyse(program, task, {k: (v, v) for k, v in zip(names, (x, y, s))})
+    for call in _reached(related, task, (x, y, s)):
+        for k, v in call.items():
+            lo, hi = ranges.params[k]
+            assert lo <= v <= hi, (k, v, ranges.params)
+        for key, (lo, hi) in ranges.differences.items():
+            p, q = key.split("-")
+            assert lo <= call[p] - call[q] <= hi, (key, call, ranges.differences)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(task=st.sampled_from(["choose", "gap", "swap"]), x=st.integers(-12, 12),
+       y=st.integers(-12, 12), s=st.integers(0, 9))
+def test_related_narrowed_equals_int64_and_plain_python(related, task, x, y, s):
+    """The program narrowed through the differences gives the int64 program's result
+    and plain Python's (the NumPy back end: no builds)."""
+    program = get_program(related)
+    plain = _plain(related, task, x, y, s)
+    wide = run_loaded(program, task, (x, y, s), backend="numpy", narrow=False)
+    narrow = run_loaded(program, task, (x, y, s), backend="numpy")
+    assert narrow.result == wide.result == plain
+
+
+def test_difference_bounds_what_intervals_cannot(related):
+    """choose(12, 5, 20): n - k stays in [0, 7] (k == n ends a branch), so n >= k >= 0
+    and n is narrowed (int16: (100 - n) * 300 is computed in n's type); from k > n the
+    relation does not hold and n falls to 5 - 20."""
+    program = get_program(related)
+    ranges = analyse(program, "choose", {"n": (12, 12), "k": (5, 5), "s": (20, 20)})
+    assert ranges.differences["n-k"] == (0, 7)
+    assert ranges.params["n"] == (1, 12)
+    assert _params(root_typed(program, "choose", (12, 5, 20)), "choose")["n"] == "int16"
+    ranges = analyse(program, "choose", {"n": (5, 5), "k": (12, 12), "s": (20, 20)})
+    assert ranges.params["n"][0] <= 5 - 20
+    ranges = analyse(program, "gap", {"a": (9, 9), "b": (2, 2), "s": (30, 30)})
+    assert ranges.differences["a-b"] == (0, 7)
+    assert ranges.params["a"] == (2, 9) and ranges.params["b"] == (2, 9)
+
+
 # ------------------------------------------------------------------ the unannotated twins
 RETURNED = {"fib": "count", "nqueens": "solutions", "uts": "nodes", "graphcol": "colourings",
             "knapsack": "best", "parentheses": "count", "binomial": "count",
             "minmax": "xwins", "nqueens_board": "solutions", "knapsack_bb": "best",
             "findmax": "largest"}
 # what the analysis proves for the quick presets' root calls (knapsack's weight and
-# value grow at most 13 levels: the counter i bounds the depth; binomial's n is bounded
-# only by k, which intervals do not relate: int64)
+# value grow at most 13 levels: the counter i bounds the depth; binomial's n stays
+# above 0 only through n - k >= 0, the difference of two parameters)
 NARROWED = {"fib": {"n": "int8"}, "parentheses": {"n": "int8", "opened": "int8",
                                                   "closed": "int8"},
-            "binomial": {"n": "int64", "k": "int8"},
+            "binomial": {"n": "int8", "k": "int8"},
             "knapsack": {"example": "int8", "n": "int8", "i": "int8", "weight": "int16",
                          "value": "int16"}}
 

@@ -13,6 +13,16 @@ An operation is evaluated on exact (unbounded) integers; where its exact interva
 not fit its IR type, the value may wrap, so the node is recorded as *wrapping* and its
 interval is the type's whole range: the analysis is sound for the program's fixed-width
 semantics, and :attr:`Ranges.nodes` says which nodes compute their exact values.
+
+Relations between parameters: for each pair of never-assigned integer parameters ``p``,
+``q`` the state also holds the interval of the difference ``p - q`` (a pseudo-variable
+named ``"p-q"``, a zone restricted to parameter pairs).  The root gives its first
+value; a spawn passing ``x + c1`` and ``y + c2`` (``x``, ``y`` parameters, ``c1``,
+``c2`` constants, nothing wrapping) passes ``(x - y) + (c1 - c2)``, any other pair the
+difference of the arguments' intervals; guards comparing two such forms cut it
+(``k != n`` false: ``n - k != 0``); and each parameter is cut by the others and the
+differences (``n >= k + lo(n - k)``).  binomial's ``n`` stays at least ``k >= 0``
+this way, which no interval of ``n`` alone shows.
 """
 
 from __future__ import annotations
@@ -70,6 +80,8 @@ class Ranges:
     params: dict[str, Interval]
     helper_params: dict[str, dict[str, Interval]] = field(default_factory=dict)
     nodes: dict[int, tuple[Interval, bool]] = field(default_factory=dict)
+    # the interval of ``p - q`` for pairs of integer parameters, by :func:`pair` name
+    differences: dict[str, Interval] = field(default_factory=dict)
 
     def exact(self, e: ir.Expr) -> Interval | None:
         """The interval of ``e``'s exact value, None when it may wrap (or was never
@@ -282,6 +294,7 @@ class _Body:
         self.local_tys = local_tys
         self.locals: dict[str, Interval] = {}
         self.spawns: list[tuple[Interval, ...]] = []  # every spawn's argument intervals
+        self.sites: list[ir.Spawn] = []  # the spawn statement of each
 
     def run(self, parts: Sequence[tuple[Sequence[ir.Stmt], dict[str, Interval] | None]],
             conds: Sequence[tuple[ir.Expr, dict[str, Interval]]] = ()) -> None:
@@ -290,7 +303,7 @@ class _Body:
         whole = dict(parts[0][1] or {})
         for rnd in range(ROUNDS):
             before = dict(self.locals)
-            self.spawns = []
+            self.spawns, self.sites = [], []
             for stmts, params in parts:
                 self.branch(stmts, params, dict(whole) if params is None else params)
             for c, params in conds:
@@ -363,6 +376,7 @@ class _Body:
                 got = tuple(ev.expr(a, env) for a in args)
                 if not self.dead:
                     self.spawns.append(got)
+                    self.sites.append(s)
             case ir.Return(values=vals):
                 for v in vals:
                     ev.expr(v, env)
@@ -410,8 +424,80 @@ def refine(cond: ir.Expr, holds: bool, env: dict[str, Interval],
                 if cut is None:
                     return None
                 out[var] = cut
+            related = _relation(a, b, op, names, out)
+            if related is not None:
+                key, cut_op, by = related
+                cut = _cut(out[key], cut_op, (by, by))
+                if cut is None:
+                    return None
+                out[key] = cut
             return out
     return env
+
+
+def pair(p: str, q: str) -> str:
+    """The pseudo-variable holding ``p - q`` (not an identifier: no clash)."""
+    return f"{p}-{q}"
+
+
+def _relation(a: ir.Expr, b: ir.Expr, op: str, names: set[str],
+              env: dict[str, Interval]) -> tuple[str, str, int] | None:
+    """``a op b`` as ``x - y op c``, ``"x-y"`` a difference in ``env``: (its name, the
+    relation, ``c``); None when the sides are not two parameters plus constants."""
+    one, two = _offset(a, names, env), _offset(b, names, env)
+    if one is None or two is None or one[0] == two[0]:
+        return None
+    (x, c1), (y, c2) = one, two
+    if pair(x, y) in env:  # x + c1 op y + c2  <=>  x - y op c2 - c1
+        return pair(x, y), op, c2 - c1
+    if pair(y, x) in env:  # <=>  y - x flip(op) c1 - c2
+        return pair(y, x), _flip(op), c1 - c2
+    return None
+
+
+def _offset(e: ir.Expr, names: set[str], env: dict[str, Interval]
+            ) -> tuple[str, int] | None:
+    """``(x, c)`` where ``e`` computes ``x + c`` exactly (``x`` one of the parameters
+    ``names``, ``c`` a constant; every integer cast and the addition hold every value
+    of ``x + c`` for ``x`` in its interval in ``env``); None otherwise."""
+    tys: list[ir.Ty] = []
+    while isinstance(e, ir.Cast) and e.ty.kind in "iu" and e.operand.ty.kind in "iu":
+        tys.append(e.ty)
+        e = e.operand
+    c = 0
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-") and e.ty.kind in "iu":
+        tys.append(e.ty)
+        (a, a_tys), (b, b_tys) = _uncast(e.left), _uncast(e.right)
+        if e.op == "+" and isinstance(a, ir.Const) and isinstance(b, ir.Var):
+            (a, a_tys), (b, b_tys) = (b, b_tys), (a, a_tys)
+        if not (isinstance(a, ir.Var) and isinstance(b, ir.Const)
+                and b.ty.kind in "iu" and not isinstance(b.value, bool | float)
+                and all(within((b.value, b.value), ty) for ty in b_tys)):
+            return None
+        tys.extend(a_tys)
+        c = int(b.value) if e.op == "+" else -int(b.value)
+        e = a
+    if not isinstance(e, ir.Var) or e.name not in names or e.name not in env \
+            or e.ty.kind not in "iu":
+        return None
+    if not _all_hold([e.ty, *tys], env[e.name], c):
+        return None
+    return e.name, c
+
+
+def _uncast(e: ir.Expr) -> tuple[ir.Expr, list[ir.Ty]]:
+    """``e`` under its integer-to-integer casts, and their types."""
+    tys: list[ir.Ty] = []
+    while isinstance(e, ir.Cast) and e.ty.kind in "iu" and e.operand.ty.kind in "iu":
+        tys.append(e.ty)
+        e = e.operand
+    return e, tys
+
+
+def _all_hold(tys: list[ir.Ty], x: Interval, c: int) -> bool:
+    """Every type on the way holds both x's values and x + c's (conservative: each
+    cast sees one of the two, so both must fit)."""
+    return all(within(x, ty) and within((x[0] + c, x[1] + c), ty) for ty in tys)
 
 
 def _join2(a: Interval | None, b: Interval | None, default: Interval) -> Interval:
@@ -512,15 +598,22 @@ def analyse(program: ir.Program, task: str, roots: dict[str, Interval],
     assigned = _assigned((*t.prologue, *t.base, *t.inductive))
     free = {p.name for p in t.params if p.name not in assigned}
     marks = _thresholds(t, start)
+    ints = [p.name for p in t.params if p.name in free and p.ty.kind in "iu"]
+    compared = _compared(t)
+    pairs = [(p, q) for i, p in enumerate(ints) for q in ints[i + 1:]
+             if frozenset((p, q)) in compared][:MAX_PAIRS]
+    for p, q in pairs:
+        start[pair(p, q)] = binop("-", start[p], start[q])
+    keys = [*(p.name for p in t.params), *(pair(p, q) for p, q in pairs)]
 
     def step(current: dict[str, Interval]) -> dict[str, Interval]:
-        """The root's values joined with every spawn's arguments."""
+        """The root's values joined with every spawn's arguments (and differences)."""
         out = dict(start)
-        for args in _spawned(program, t, current, free, {}, {}):
-            for k, p in enumerate(t.params):
-                got = join(out[p.name], args[k])
+        for args in _spawned(program, t, current, free, {}, {}, pairs):
+            for k, name in enumerate(keys):
+                got = join(out[name], args[k])
                 assert got is not None
-                out[p.name] = got
+                out[name] = got
         return out
 
     def holds(new: dict[str, Interval], current: dict[str, Interval]) -> bool:
@@ -536,6 +629,7 @@ def analyse(program: ir.Program, task: str, roots: dict[str, Interval],
         current = {k: join(current[k], v) or v for k, v in new.items()}
     else:
         current = {p.name: type_range(p.ty) for p in t.params}
+        current.update({pair(p, q): TOP for p, q in pairs})
     # narrowing: a few descending rounds, each kept only while it stays a post-fixpoint
     for _ in range(4):
         new = step(current)
@@ -555,11 +649,15 @@ def analyse(program: ir.Program, task: str, roots: dict[str, Interval],
             levels = {k: join(levels[k], v) or v for k, v in new.items()}
         current = {k: (max(v[0], levels[k][0]), min(v[1], levels[k][1]))
                    for k, v in current.items()}
+    # each parameter cut by the differences (binomial: n >= k + lo(n - k))
+    current = _tighten(current, pairs) or current
     # the final evaluation, recording every node (the task's and its helpers')
     record: dict[int, tuple[Interval, bool]] = {}
     calls: dict[str, dict[int, Interval]] = {}
-    _spawned(program, t, current, free, record, calls)
-    out = Ranges(current, nodes=record)
+    _spawned(program, t, current, free, record, calls, pairs)
+    diffs = {pair(p, q) for p, q in pairs}
+    out = Ranges({k: v for k, v in current.items() if k not in diffs}, nodes=record,
+                 differences={k: v for k, v in current.items() if k in diffs})
     _helpers(program, calls, out)
     return out
 
@@ -625,14 +723,117 @@ def _step(e: ir.Expr, name: str) -> tuple[int, list[ir.Ty]] | None:
 
 def _spawned(program: ir.Program, t: ir.TaskDef, params: dict[str, Interval],
              free: set[str], record: dict[int, tuple[Interval, bool]],
-             calls: dict[str, dict[int, Interval]]) -> list[tuple[Interval, ...]]:
-    """The intervals of every spawn's arguments where the parameters are ``params``."""
+             calls: dict[str, dict[int, Interval]],
+             pairs: Sequence[tuple[str, str]] = ()) -> list[tuple[Interval, ...]]:
+    """The intervals of every spawn's arguments where the parameters (and the
+    differences ``pairs``) are ``params``, followed by the intervals of the differences
+    of its arguments for ``pairs``."""
     ev = _Eval(program, record, calls)
     body = _Body(ev, t.locals, free)
-    inductive = refine(t.is_base, False, dict(params), free)
-    body.run([(t.prologue, dict(params)), (t.base, dict(params)),
-              (t.inductive, inductive)], [(t.is_base, dict(params))])
-    return body.spawns
+    diffs = {pair(p, q) for p, q in pairs}
+    env = _tighten(dict(params), pairs)
+    if env is None:  # no task has these values
+        return []
+    inductive = refine(t.is_base, False, dict(env), free)
+    if inductive is not None:
+        inductive = _tighten(inductive, pairs)
+    plain = {k: v for k, v in env.items() if k not in diffs}
+    body.run([(t.prologue, dict(plain)), (t.base, dict(plain)),
+              (t.inductive, None if inductive is None else
+               {k: v for k, v in inductive.items() if k not in diffs})],
+             [(t.is_base, dict(plain))])
+    if not pairs:
+        return body.spawns
+    index = {p.name: k for k, p in enumerate(t.params)}
+    in_inductive = {id(s) for s in ir.walk_nodes(list(t.inductive))
+                    if isinstance(s, ir.Spawn)}
+    out: list[tuple[Interval, ...]] = []
+    for args, site in zip(body.spawns, body.sites):
+        # the parameters are never assigned: at the spawn they are the task's, in
+        # the inductive case's intervals (inner conditions only narrow them)
+        at = inductive if id(site) in in_inductive and inductive is not None else env
+        got: list[Interval] = []
+        for p, q in pairs:
+            i, j = index[p], index[q]
+            d = binop("-", args[i], args[j])
+            rel = _spawn_difference(site.args[i], site.args[j], t.params[i].ty,
+                                    t.params[j].ty, at, free)
+            if rel is not None:
+                d = (max(d[0], rel[0]), min(d[1], rel[1]))
+            got.append(d)
+        if all(lo <= hi for lo, hi in got):  # (else this spawn never happens)
+            out.append((*args, *got))
+    return out
+
+
+MAX_PAIRS = 66  # the differences tracked at most (12 integer parameters' pairs)
+
+
+def _compared(t: ir.TaskDef) -> set[frozenset[str]]:
+    """The pairs of parameters some condition of the task compares (each side one of
+    them, plus or minus a constant): only their differences can be cut by a guard, so
+    only they are tracked (keeping the analysis' cost small)."""
+    names = {p.name for p in t.params}
+    out: set[frozenset[str]] = set()
+    for node in ir.walk_nodes([t.is_base, t.base, t.inductive, t.prologue]):
+        if isinstance(node, ir.Compare):
+            a, b = _named(node.left), _named(node.right)
+            if a in names and b in names and a != b:
+                out.add(frozenset((a, b)))
+    return out
+
+
+def _named(e: ir.Expr) -> str | None:
+    """The variable ``e`` adds a constant to (syntactically), or None."""
+    e = _uncast(e)[0]
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        a, b = _uncast(e.left)[0], _uncast(e.right)[0]
+        e = b if isinstance(a, ir.Const) and e.op == "+" else a
+        if not isinstance(a if e is b else b, ir.Const):
+            return None
+    return e.name if isinstance(e, ir.Var) else None
+
+
+def _spawn_difference(a: ir.Expr, b: ir.Expr, ta: ir.Ty, tb: ir.Ty,
+                      env: dict[str, Interval], free: set[str]) -> Interval | None:
+    """The interval of ``a - b`` (two spawn arguments, passed as ``ta`` and ``tb``)
+    where both are a parameter plus a constant, by the parameters' difference in
+    ``env``; None otherwise."""
+    one, two = _offset(a, free, env), _offset(b, free, env)
+    if one is None or two is None:
+        return None
+    (x, c1), (y, c2) = one, two
+    if not (within((env[x][0] + c1, env[x][1] + c1), ta)
+            and within((env[y][0] + c2, env[y][1] + c2), tb)):
+        return None  # passing it may wrap
+    c = c1 - c2
+    if x == y:
+        return (c, c)
+    if pair(x, y) in env:
+        lo, hi = env[pair(x, y)]
+        return (lo + c, hi + c)
+    if pair(y, x) in env:
+        lo, hi = env[pair(y, x)]
+        return (-hi + c, -lo + c)
+    return None
+
+
+def _tighten(env: dict[str, Interval], pairs: Sequence[tuple[str, str]]
+             ) -> dict[str, Interval] | None:
+    """``env`` with each parameter cut by the others and the differences, and each
+    difference by its parameters (two passes); None where they contradict."""
+    out = dict(env)
+    for _ in range(2 if pairs else 0):
+        for p, q in pairs:
+            key = pair(p, q)
+            (plo, phi), (qlo, qhi), (dlo, dhi) = out[p], out[q], out[key]
+            plo, phi = max(plo, dlo + qlo), min(phi, dhi + qhi)   # p = d + q
+            qlo, qhi = max(qlo, plo - dhi), min(qhi, phi - dlo)   # q = p - d
+            dlo, dhi = max(dlo, plo - qhi), min(dhi, phi - qlo)   # d = p - q
+            if plo > phi or qlo > qhi or dlo > dhi:
+                return None
+            out[p], out[q], out[key] = (plo, phi), (qlo, qhi), (dlo, dhi)
+    return out
 
 
 def _helpers(program: ir.Program, calls: dict[str, dict[int, Interval]], out: Ranges
