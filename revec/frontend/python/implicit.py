@@ -52,7 +52,6 @@ def implicit_tasks(src: ParsedSource, functions: dict[str, cst.FunctionDef],
     a task (in the loaded module ``g``); the names taken."""
     if any(isinstance(g.get(n), Task) or _has_task_decorator(f) for n, f in functions.items()):
         return []
-    from revec import RunnableTask  # the task object users get from ``@task``
 
     taken = []
     for name, fdef in functions.items():
@@ -62,7 +61,7 @@ def implicit_tasks(src: ParsedSource, functions: dict[str, cst.FunctionDef],
         fn = inspect.unwrap(value)
         if not isinstance(fn, types.FunctionType) or fn.__name__ != name:
             continue  # the name holds something else at run time
-        g[name] = RunnableTask(value)
+        g[name] = Task(value)  # as ``@task`` would (the loader runs it through the program)
         taken.append(name)
     return taken
 

@@ -3,7 +3,7 @@ unannotated): the same root call, both back ends, the median of ``--repeats`` ru
 each (alternating, in one process, after a warm-up run that compiles), and the types
 the twin's parameters were narrowed to.  Writes a Markdown table.
 
-    PYTHONPATH=$PWD python benchmarks/natural/compare_unannotated.py \\
+    PYTHONPATH=$PWD python benchmarks/scripts/compare_unannotated.py \\
         --preset default --repeats 5 -o reports/bench/unannotated.md
 """
 
@@ -20,7 +20,7 @@ from revec.bench.answers import expected
 from revec.bench.presets import BENCHMARKS, PRESETS
 from revec.frontend.python.roots import root_typed
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "natural"  # NAME.py and unannotated/NAME.py
 RETURNED = {"fib": "count", "nqueens": "solutions", "uts": "nodes", "graphcol": "colourings",
             "knapsack": "best", "parentheses": "count", "binomial": "count",
             "minmax": "xwins", "nqueens_board": "solutions", "knapsack_bb": "best",
@@ -65,7 +65,7 @@ def main() -> int:
     lines = [f"# Unannotated twins vs annotated natural benchmarks ({a.preset} preset)", "",
              f"Median of {a.repeats} runs each (alternating, one process, compiled first), "
              "variant reexp, 1 worker, `stats.seconds`.  Produced by "
-             "`benchmarks/natural/compare_unannotated.py`.", "",
+             "`benchmarks/scripts/compare_unannotated.py`.", "",
              "| benchmark | back end | annotated (s) | unannotated (s) | ratio | "
              "unannotated parameters after narrowing |",
              "|---|---|---:|---:|---:|---|"]
