@@ -23,6 +23,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -135,8 +136,12 @@ def _start_local(cluster_type: Any, n: int, own: list[Any]) -> None:
         resource_tracker.ensure_running()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if main else None
     try:
-        own.append(cluster_type(n_workers=n, threads_per_worker=1, processes=True,
-                                dashboard_address=None, silence_logs=logging.CRITICAL))
+        with warnings.catch_warnings():
+            # the scheduler's HTTP endpoints (health, metrics) move to a free port when
+            # another cluster holds 8787: nothing for the user to act on
+            warnings.filterwarnings("ignore", message="Port .* is already in use")
+            own.append(cluster_type(n_workers=n, threads_per_worker=1, processes=True,
+                                    dashboard_address=None, silence_logs=logging.CRITICAL))
     finally:
         if old is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)

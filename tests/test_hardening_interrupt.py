@@ -4,6 +4,7 @@ line and exit status 130, no traceback."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -105,6 +106,14 @@ def test_sigint_during_a_dask_local_run(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the session's compile cache
     cmd = [sys.executable, "-m", "revec", "run", FIB, "fib", "42", "--dask-local", "2",
            "--workers", "1", "--backend", "c"]
+    # another cluster's dashboard port taken (as when two runs share a machine): Dask's
+    # "Port 8787 is already in use" warning is not the user's business either
+    import socket
+
+    held = socket.socket()
+    with contextlib.suppress(OSError):
+        held.bind(("0.0.0.0", 8787))
+        held.listen()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             start_new_session=True)  # its own process group, as a shell's
     assert proc.stderr is not None and proc.stdout is not None
@@ -119,6 +128,7 @@ def test_sigint_during_a_dask_local_run(tmp_path: Path) -> None:
         rest_err, out = proc.stderr.read(), proc.stdout.read()
         proc.wait(60)
     finally:
+        held.close()
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
