@@ -201,6 +201,150 @@ def test_narrowed_equals_int64_and_plain_python(walk, n, a, b):
     assert np.iinfo(np.dtype(types["a"])).max >= bound  # wide enough for a's uses
 
 
+# ------------------------------------------------------------------ property: unsigned
+# Each parameter a is non-negative at every task, so an unsigned type of its width is a
+# candidate where the signed one does not hold it (a >= 128: uint8, a >= 32768: uint16)
+# -- and each task has a use that an unsigned a would compute differently: a - 3
+# reaching below zero in a branch (sub), ~a and -a (inv), a compared with negative
+# numbers (cmp), a right shift and a difference of two unsigned parameters (shift).
+# Without the node-by-node check, the unsigned program would wrap in sub and inv.
+UNSIGNED = """
+from revec import task
+
+@task
+def sub(n, a):
+    if n < 1:
+        if a < 3:
+            return a - 3
+        return a + 1
+    return sub(n - 1, a) + sub(n - 1, a // 2)
+
+@task
+def inv(n, a):
+    if n < 1:
+        return ~a + (-a) * 2
+    return inv(n - 1, a) + inv(n - 1, a // 3)
+
+@task
+def cmp(n, a):
+    if n < 1:
+        r = 0
+        if a > -1:
+            r += 1
+        if a >= -70000:
+            r += 2
+        if a < -5:
+            r += 4
+        if a != -1:
+            r += 8
+        if (a >> 1) <= -3:
+            r += 16
+        return r
+    return cmp(n - 1, a) + cmp(n - 1, a // 2)
+
+@task
+def shift(n, a, b):
+    if n < 1:
+        return (a >> 3) - (b >> 1) + (a - b)
+    return shift(n - 1, a, b) + shift(n - 1, a // 2, b)
+"""
+
+
+@pytest.fixture(scope="module")
+def unsigned(tmp_path_factory):
+    return _module(tmp_path_factory.mktemp("unsigned"), "unsigned", UNSIGNED)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(task=st.sampled_from(["sub", "inv", "cmp", "shift"]), n=st.integers(0, 5),
+       a=st.one_of(st.integers(0, 300), st.integers(30000, 70000),
+                   st.integers(2**31 - 10, 2**32 + 10)),
+       b=st.integers(0, 70000))
+def test_unsigned_narrowed_equals_int64_and_plain_python(unsigned, task, n, a, b):
+    """Non-negative parameters narrowed to unsigned types only where no value changes:
+    the narrowed program gives the int64 program's and plain Python's results (the
+    NumPy back end: no builds), and never a uint64."""
+    args = (n, a, b) if task == "shift" else (n, a)
+    program = get_program(unsigned)
+    plain = _plain(unsigned, task, *args)
+    wide = run_loaded(program, task, args, backend="numpy", narrow=False)
+    narrow = run_loaded(program, task, args, backend="numpy")
+    assert narrow.result == wide.result == plain
+    types = _params(root_typed(program, task, args), task)
+    assert "uint64" not in types.values()
+    # ~a, -a (a > 0) wrap in an unsigned type, so does a - 3 where a task has a < 3
+    if task == "inv" or (task == "sub" and n >= 1 and a >> n < 3):
+        assert not types["a"].startswith("u")
+
+
+def test_unsigned_candidates_follow_the_interval(unsigned):
+    """cmp's a in [0, 200] is uint8 (int8 does not hold it), in [0, 100] int8, in
+    [0, 40000] uint16, in [0, 2**32 - 1] uint32, above that int64; sub's a - 3 (where a may
+    reach 0) keeps a signed (int16, not uint8)."""
+    program = get_program(unsigned)
+    for root, want in ((200, "uint8"), (100, "int8"), (40000, "uint16"),
+                       (2**32 - 1, "uint32"), (2**32, "int64")):
+        assert _params(root_typed(program, "cmp", (3, root)), "cmp")["a"] == want
+    assert _params(root_typed(program, "sub", (3, 200)), "sub")["a"] == "uint8"  # a >= 25
+    assert _params(root_typed(program, "sub", (7, 200)), "sub")["a"] == "int16"  # a >= 1
+    assert _params(root_typed(program, "inv", (3, 40000)), "inv")["a"] == "int32"
+
+
+@pytest.mark.parametrize("backend", ["c", "numba"])
+def test_unsigned_compared_with_negative_numbers(unsigned, backend):
+    """A uint16 parameter compared with negative constants (carried out in int64, not
+    in C's unsigned conversion) gives plain Python's result on the compiled back ends."""
+    program = get_program(unsigned)
+    assert _params(root_typed(program, "cmp", (4, 40000)), "cmp")["a"] == "uint16"
+    res = run_loaded(program, "cmp", (4, 40000), backend=backend, workers=1)
+    assert res.result == _plain(unsigned, "cmp", 4, 40000)
+
+
+# 16-bit board masks (minmax) and 32-bit words a library helper returns (uts)
+MASKS = """
+from revec import task
+from revec.lib import sha1_spawn
+
+@task
+def fill(x, o, k):
+    if k == 0:
+        return (x ^ o) % 1000 + (x & o) // 2
+    return fill(x | 0x8000, o, k - 1) + fill(x, o | 0x8001, k - 1)
+
+@task
+def words(d, h0, h1, h2, h3, h4):
+    if d == 0:
+        return (h0 ^ h4) % 1000 + (h1 >> 20)
+    total = 0
+    for i in range(2):
+        c0, c1, c2, c3, c4 = sha1_spawn(h0, h1, h2, h3, h4, i)
+        total += words(d - 1, c0, c1, c2, c3, c4)
+    return total
+"""
+
+
+@pytest.fixture(scope="module")
+def masks(tmp_path_factory):
+    return _module(tmp_path_factory.mktemp("masks"), "masks", MASKS)
+
+
+def test_board_masks_and_hash_words_are_unsigned(masks):
+    """Boards in [0, 65535] are uint16 (no signed 16-bit type holds them: int32
+    before), hash words in [0, 2**32 - 1] uint32 (int64 before); the results are plain
+    Python's."""
+    program = get_program(masks)
+    assert _params(root_typed(program, "fill", (0x60, 0x600, 4)), "fill") == {
+        "x": "uint16", "o": "uint16", "k": "int8"}
+    state = (0x6768033E, 0x21646824, 0x7BD031A0, 0xA2D9876D, 0x79818F8F)
+    assert _params(root_typed(program, "words", (3, *state)), "words") == {
+        "d": "int8", **{f"h{k}": "uint32" for k in range(5)}}
+    res = run_loaded(program, "fill", (0x60, 0x600, 4), backend="numpy")
+    assert res.result == _plain(masks, "fill", 0x60, 0x600, 4)
+    res = run_loaded(program, "words", (3, *state), backend="numpy")
+    assert res.result == _plain(masks, "words", 3, *state)
+
+
 # ------------------------------------------------------------------ property: relations
 # Parameters related only through a difference.  choose: n - k >= 0 holds where the
 # root has k <= n (then n >= 0 though only k is compared with 0), not where k > n (n
@@ -323,6 +467,7 @@ RETURNED = {"fib": "count", "nqueens": "solutions", "uts": "nodes", "graphcol": 
 NARROWED = {"fib": {"n": "int8"}, "parentheses": {"n": "int8", "opened": "int8",
                                                   "closed": "int8"},
             "binomial": {"n": "int8", "k": "int8"},
+            "minmax": {"x": "uint16", "o": "int32", "x_moves": "bool"},
             "knapsack": {"example": "int8", "n": "int8", "i": "int8", "weight": "int16",
                          "value": "int16"}}
 

@@ -852,13 +852,20 @@ def _helpers(program: ir.Program, calls: dict[str, dict[int, Interval]], out: Ra
         body.run([(h.body, dict(params))])
 
 
-def smallest_int(x: Interval) -> np.dtype[Any] | None:
-    """The narrowest signed integer type holding ``x`` (None: not even int64)."""
-    for t in (np.int8, np.int16, np.int32, np.int64):
-        info = np.iinfo(t)
-        if info.min <= x[0] and x[1] <= info.max:
-            return np.dtype(t)
-    return None
+def narrow_candidates(x: Interval) -> list[np.dtype[Any]]:
+    """The integer types narrower than 64 bits that hold ``x``, narrowest first, one
+    per width: the signed type where it holds ``x``, else the unsigned one (``x``
+    non-negative: [0, 65535] gives uint16, then int32).  Never uint64: it has no NumPy
+    type in common with int64."""
+    out: list[np.dtype[Any]] = []
+    for signed, unsigned in ((np.int8, np.uint8), (np.int16, np.uint16),
+                             (np.int32, np.uint32)):
+        for t in (signed, unsigned):
+            info = np.iinfo(t)
+            if info.min <= x[0] and x[1] <= info.max:
+                out.append(np.dtype(t))
+                break
+    return out
 
 
 def describe(x: Any) -> str:  # pragma: no cover - debugging aid

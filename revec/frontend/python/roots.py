@@ -24,7 +24,7 @@ import numpy as np
 
 from revec import ir
 from revec.errors import RevecError
-from revec.frontend.python.ranges import Interval, Ranges, analyse, smallest_int
+from revec.frontend.python.ranges import Interval, Ranges, analyse, narrow_candidates
 from revec.frontend.python.signature import RootArray, TypeSpec, value_spec
 
 _CACHE: OrderedDict[tuple[Any, ...], tuple[ir.Program, ir.Program]] = OrderedDict()
@@ -156,8 +156,9 @@ def _narrowed(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
     roots = _root_intervals(t, names, args)
     arrays = _input_arrays(t, names, args)
     ranges = analyse(ref, task, roots, arrays)
-    # each unannotated int64 parameter: the integer types from the narrowest holding
-    # its interval up to int32
+    # each unannotated int64 parameter: the integer types holding its interval, from
+    # the narrowest up to 32 bits (the signed type of a width where it holds the
+    # interval, else the unsigned one)
     options: dict[str, list[np.dtype[Any]]] = {}
     for name, spec in specs.items():
         if isinstance(spec, RootArray) or spec != np.dtype(np.int64):
@@ -165,10 +166,9 @@ def _narrowed(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
         got = ranges.params.get(name)
         if got is None or not all(math.isfinite(x) for x in got):
             continue
-        small = smallest_int(got)
-        if small is not None and small.itemsize < 8:
-            options[name] = [np.dtype(x) for x in (np.int8, np.int16, np.int32)
-                             if np.dtype(x).itemsize >= small.itemsize]
+        candidates = narrow_candidates(got)
+        if candidates:
+            options[name] = candidates
     if not options:
         return ref
     # all at their narrowest; else one parameter at a time, each at the narrowest type
