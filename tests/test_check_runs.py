@@ -419,3 +419,20 @@ def test_generated_programs_pass_check_only_if_they_run(tmp_path):
 def test_generated_programs_all(tmp_path, backend):
     for p in SLOW + SAMPLE_ACCEPTED:
         _check_generated(tmp_path, p, backend)
+
+
+def test_helper_path_returning_nothing_taken_in_the_plain_run(tmp_path, capsys):
+    """``--variant seq`` runs the program as written: the helper's None reaches the
+    subtraction and Python raises TypeError there.  That is one located error at the
+    program's line (exit 2), not a traceback through revec's frames; a path not taken
+    runs as plain Python does."""
+    path = _write(tmp_path, "count_change", COUNT_CHANGE_PY)
+    assert main(["run", str(path), "cc", "30", "5", "--variant", "seq"]) == 0
+    assert "result = 18\n" in capsys.readouterr().out
+    code = main(["run", str(path), "cc", "30", "6", "--variant", "seq"])
+    err = capsys.readouterr().err
+    line, col = _where(COUNT_CHANGE_PY, "amount - first_denomination", last=True)
+    assert code == 2, err
+    assert err.startswith(f"{path}:{line}:{col}: error: the plain Python run of 'cc' raised "
+                          "TypeError: unsupported operand type(s) for -"), err
+    assert "Traceback" not in err and err.rstrip().endswith("^"), err

@@ -17,13 +17,14 @@ import ctypes
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from revec import ir
-from revec.errors import RevecError
+from revec.errors import RevecError, SourceLoc
 from revec.lang import Reducer, Task
 from revec.runtime.stats import RunStats
 
@@ -86,6 +87,8 @@ def run_sequential(program: ir.Program, task: str, args: tuple[Any, ...]
             raise RevecError(f"the plain Python run of '{task}' went past "
                              f"{RECURSION_LIMIT:,} nested Python calls; does every path "
                              "reach the base case?") from None
+        if isinstance(err, Exception) and not isinstance(err, (RevecError, MemoryError)):
+            raise _user_exception(program, task, err) from None
         raise err
     values = {name: r.value.item() for name, r in reducers.items()
               if not program.reducers[name].bound}
@@ -153,3 +156,21 @@ def _stop(worker: threading.Thread, done: threading.Event) -> None:
             done.wait(0.1)
         except BaseException:  # a second Ctrl-C while it unwinds: keep waiting
             continue
+
+
+def _user_exception(program: ir.Program, task: str, err: Exception) -> RevecError:
+    """An exception the program's own code raised in the plain run (a helper's path
+    without ``return`` giving None, a division by zero, ...): one located error at the
+    innermost line of the program's file it passed through, as Python's traceback would
+    point there, instead of the traceback through revec's own frames."""
+    what = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    message = f"the plain Python run of '{task}' raised {what}"
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if f.filename == program.path and f.lineno is not None]
+    if not frames:
+        return RevecError(message)
+    at = frames[-1]
+    lines = program.source.splitlines()
+    text = lines[at.lineno - 1] if at.lineno and at.lineno <= len(lines) else ""
+    col = (at.colno or 0) + 1
+    return RevecError(message, SourceLoc(program.path, at.lineno or 1, col, text))
