@@ -5,13 +5,12 @@ equals plain Python's, on the C and numba back ends (one program, small inputs).
 
 from __future__ import annotations
 
-import importlib.util
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from revec.api import get_program, run_loaded
+from tests.support.plain import plain_call
 
 PROGRAM = """
 import numpy as np
@@ -110,18 +109,11 @@ def program_file(tmp_path_factory):
     return path
 
 
-def _plain(path: Path, task: str, args):
-    spec = importlib.util.spec_from_file_location("_plain_idioms", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return getattr(mod, task)(*args)
-
-
 @pytest.mark.parametrize("backend", ["c", "numba"])
 @pytest.mark.parametrize("task, args", CASES, ids=[c[0] for c in CASES])
 def test_idiom_gives_plain_pythons_result(program_file, task, args, backend):
     res = run_loaded(get_program(program_file), task, args, backend=backend, workers=1)
-    want = _plain(program_file, task, args)
+    want = plain_call(program_file, task, *args)
     assert res.result == want
 
 

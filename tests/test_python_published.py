@@ -8,7 +8,6 @@ take (methods, nested recursive functions) are located errors."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import pytest
 
 from revec.api import get_program, run_loaded
 from revec.errors import RevecError
+from tests.support.plain import plain_call
 
 # no revec import, no decorator, no annotation: as a textbook or a tutorial has it
 PROGRAM = """
@@ -99,13 +99,6 @@ def program_file(tmp_path_factory):
     return path
 
 
-def _plain(path: Path, name: str, args):
-    spec = importlib.util.spec_from_file_location("_plain_published", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return getattr(mod, name)(*args)
-
-
 def test_the_self_recursive_functions_are_the_tasks(program_file):
     program = get_program(program_file)
     assert set(program.tasks) == {"climb", "euclid_steps", "fib_tree", "total", "best",
@@ -127,12 +120,12 @@ def _param(task: str, args: tuple) -> list:
                          [p for task, args in CASES for p in _param(task, args)])
 def test_published_program_gives_plain_pythons_result(program_file, task, args, backend):
     res = run_loaded(get_program(program_file), task, args, backend=backend, workers=1)
-    assert res.result == _plain(program_file, task, args)
+    assert res.result == plain_call(program_file, task, *args)
 
 
 def test_sequential_reference_runs_through_the_tasks(program_file):
     res = run_loaded(get_program(program_file), "euclid_steps", (987, 610), variant="seq")
-    assert res.result == _plain(program_file, "euclid_steps", (987, 610))
+    assert res.result == plain_call(program_file, "euclid_steps", 987, 610)
 
 
 def test_command_line_takes_a_one_line_list_file(program_file, tmp_path):
@@ -144,7 +137,7 @@ def test_command_line_takes_a_one_line_list_file(program_file, tmp_path):
                         str(data), "--backend", "c", "--workers", "1"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0, p.stderr
-    want = _plain(program_file, "total", ([7, -2, 9, 4, 0, 11, 3],))
+    want = plain_call(program_file, "total", [7, -2, 9, 4, 0, 11, 3])
     assert f"result = {want}\n" in p.stdout
 
 

@@ -18,6 +18,7 @@ from revec.api import get_program, run_loaded
 from revec.errors import RevecError
 from revec.frontend.python.ranges import analyse
 from revec.frontend.python.roots import root_typed
+from tests.support.plain import plain_call
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,16 +82,6 @@ def _module(tmp_path: Path, name: str, text: str):
     return path
 
 
-def _plain(path: Path, task: str, *args):
-    """Plain Python: the module run as written (Python ints, no revec types)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"_plain_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return getattr(mod, task)(*args)
-
-
 def _params(program, task):
     return {p.name: p.ty.dtype.name for p in program.tasks[task].user_params}
 
@@ -115,18 +106,18 @@ def test_fib_is_narrowed_from_the_root_value(progs):
 @pytest.mark.parametrize("backend", ["c", "numba"])
 def test_unannotated_results_equal_plain_python(progs, backend):
     fib = get_program(progs["fib"])
-    assert run_loaded(fib, "fib", (20,), backend=backend).result == _plain(progs["fib"],
+    assert run_loaded(fib, "fib", (20,), backend=backend).result == plain_call(progs["fib"],
                                                                           "fib", 20)
     scaled = get_program(progs["scaled"])
     res = run_loaded(scaled, "scaled", (6, 5), backend=backend)
-    assert res.result == _plain(progs["scaled"], "scaled", 6, 5) == 64 * 5000
+    assert res.result == plain_call(progs["scaled"], "scaled", 6, 5) == 64 * 5000
     values = [3, -7, 11, 2, 40, -1, 9]
     halves = get_program(progs["halves"])
     res = run_loaded(halves, "halves", (values, 0, len(values), 0.5), backend=backend)
-    assert res.result == _plain(progs["halves"], "halves", values, 0, len(values), 0.5)
+    assert res.result == plain_call(progs["halves"], "halves", values, 0, len(values), 0.5)
     queens = get_program(progs["queens"])
     res = run_loaded(queens, "queens", (6,), backend=backend)
-    assert res.result == _plain(progs["queens"], "queens", 6, ()) == 4
+    assert res.result == plain_call(progs["queens"], "queens", 6, ()) == 4
 
 
 def test_narrowing_keeps_the_values_it_computes(progs):
@@ -191,7 +182,7 @@ def test_narrowed_equals_int64_and_plain_python(walk, n, a, b):
     """The narrowed program (a: int8 or int16 where a * 100 and a << 4 still fit) gives
     the int64 program's result and plain Python's (the NumPy back end: no builds)."""
     program = get_program(walk)
-    plain = _plain(walk, "walk", n, a, b)
+    plain = plain_call(walk, "walk", n, a, b)
     wide = run_loaded(program, "walk", (n, a, b), backend="numpy", narrow=False)
     narrow = run_loaded(program, "walk", (n, a, b), backend="numpy")
     assert narrow.result == wide.result == plain
@@ -267,7 +258,7 @@ def test_unsigned_narrowed_equals_int64_and_plain_python(unsigned, task, n, a, b
     NumPy back end: no builds), and never a uint64."""
     args = (n, a, b) if task == "shift" else (n, a)
     program = get_program(unsigned)
-    plain = _plain(unsigned, task, *args)
+    plain = plain_call(unsigned, task, *args)
     wide = run_loaded(program, task, args, backend="numpy", narrow=False)
     narrow = run_loaded(program, task, args, backend="numpy")
     assert narrow.result == wide.result == plain
@@ -298,7 +289,7 @@ def test_unsigned_compared_with_negative_numbers(unsigned, backend):
     program = get_program(unsigned)
     assert _params(root_typed(program, "cmp", (4, 40000)), "cmp")["a"] == "uint16"
     res = run_loaded(program, "cmp", (4, 40000), backend=backend, workers=1)
-    assert res.result == _plain(unsigned, "cmp", 4, 40000)
+    assert res.result == plain_call(unsigned, "cmp", 4, 40000)
 
 
 # 16-bit board masks (minmax) and 32-bit words a library helper returns (uts)
@@ -340,9 +331,9 @@ def test_board_masks_and_hash_words_are_unsigned(masks):
     assert _params(root_typed(program, "words", (3, *state)), "words") == {
         "d": "int8", **{f"h{k}": "uint32" for k in range(5)}}
     res = run_loaded(program, "fill", (0x60, 0x600, 4), backend="numpy")
-    assert res.result == _plain(masks, "fill", 0x60, 0x600, 4)
+    assert res.result == plain_call(masks, "fill", 0x60, 0x600, 4)
     res = run_loaded(program, "words", (3, *state), backend="numpy")
-    assert res.result == _plain(masks, "words", 3, *state)
+    assert res.result == plain_call(masks, "words", 3, *state)
 
 
 # ------------------------------------------------------------------ property: relations
@@ -434,7 +425,7 @@ def test_related_narrowed_equals_int64_and_plain_python(related, task, x, y, s):
     """The program narrowed through the differences gives the int64 program's result
     and plain Python's (the NumPy back end: no builds)."""
     program = get_program(related)
-    plain = _plain(related, task, x, y, s)
+    plain = plain_call(related, task, x, y, s)
     wide = run_loaded(program, task, (x, y, s), backend="numpy", narrow=False)
     narrow = run_loaded(program, task, (x, y, s), backend="numpy")
     assert narrow.result == wide.result == plain
