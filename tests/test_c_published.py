@@ -18,15 +18,14 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from revec.api import get_program, run_loaded
 from revec.cli import main
 from revec.errors import RevecError
 from revec.frontend import load_program
 from tests import cilk_oracle
 from tests.rejections import assert_located_rejection, where
+from tests.support.elision_runs import assert_runs_match
 
 needs_gcc = pytest.mark.skipif(cilk_oracle.gcc() is None,
                                reason="no C compiler for the serial elision")
@@ -392,20 +391,11 @@ def oracle(folder: Path, spec: Program) -> int:
     return int(cilk_oracle.run(exe)[0])
 
 
-def root_args(spec: Program) -> tuple[object, ...]:
-    return (*spec.args, *([np.zeros(spec.board, np.int8)] if spec.board else []))
-
-
 def check(folder: Path, name: str, backends: tuple[str, ...]) -> None:
     spec = PROGRAMS[name]
     prog = write(folder, spec)
     expected = oracle(folder, spec)
-    program = get_program(prog)
-    got = {"seq": run_loaded(program, spec.task, root_args(spec), variant="seq").result}
-    for backend in backends:
-        got[backend] = run_loaded(program, spec.task, root_args(spec), variant="reexp",
-                                  backend=backend, block_size=8, reexp_threshold=4).result
-    assert {k: int(v) for k, v in got.items()} == dict.fromkeys(got, expected), (name, got)
+    assert_runs_match(prog, spec.task, spec.args, spec.board, backends, expected, name)
 
 
 @needs_gcc
