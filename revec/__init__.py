@@ -16,7 +16,7 @@ own numba compiles format numba's messages without colour only while they run
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from revec.lang import Bound, Output, Reducer, Task, reduce, spawn
@@ -38,7 +38,8 @@ class RunnableTask(Task):
             simd_width: int | None = None, max_memory: int | str | None = None,
             compaction: str | None = None, workers: int | None = 1,
             inputs: Mapping[str, Any] | None = None,
-            check_outputs: bool = False) -> RunResult:
+            check_outputs: bool = False, plan_off: str | Sequence[str] | None = None,
+            plan_on: str | Sequence[str] | None = None) -> RunResult:
         """Compile this task (cached per function source and back end) and run it:
         ``fib.run(30, variant="reexp", backend="c", block_size=4096, workers=2,
         max_memory="2G")``.  The options are ``revec run``'s, checked by the same code
@@ -46,13 +47,16 @@ class RunnableTask(Task):
         ``max_memory``: bytes or a size such as "512M"); what the command line writes
         (``--output``, ``--json``) is in the returned :class:`revec.api.RunResult`
         (``.outputs``, ``.to_json()``); a Dask run is :func:`revec.cluster.run_dask`
-        on the task's file.  Unannotated parameters take the types of ``args``."""
+        on the task's file.  Unannotated parameters take the types of ``args``.
+        ``plan_off`` / ``plan_on`` (``revec run --plan-off`` / ``--plan-on``): kernel plan
+        techniques switched off / on, e.g. ``plan_off="leaf_inline"``."""
         from revec.api import run_task
 
         return run_task(self, args, variant=variant, backend=backend,
                         block_size=block_size, reexp_threshold=reexp_threshold,
                         simd_width=simd_width, max_memory=max_memory, compaction=compaction,
-                        workers=workers, inputs=inputs, check_outputs=check_outputs)
+                        workers=workers, inputs=inputs, check_outputs=check_outputs,
+                        plan_off=plan_off, plan_on=plan_on)
 
 
 def task(fn: Callable[..., Any]) -> RunnableTask:

@@ -232,7 +232,8 @@ def run_task(fn: Any, args: tuple[Any, ...], *, variant: str = "reexp",
              reexp_threshold: Any = None, simd_width: Any = None, max_memory: Any = None,
              compaction: str | None = None, workers: Any = 1,
              inputs: Mapping[str, Any] | None = None,
-             check_outputs: bool = False) -> RunResult:
+             check_outputs: bool = False, plan_off: Any = None,
+             plan_on: Any = None) -> RunResult:
     """``task.run(*args, **options)``: see :meth:`revec.RunnableTask.run`.  The options
     of ``revec run``, checked by the same code as the command line's."""
     if variant not in VARIANTS:
@@ -249,7 +250,8 @@ def run_task(fn: Any, args: tuple[Any, ...], *, variant: str = "reexp",
                       simd_width=read_count("simd_width", simd_width),
                       max_memory=memory_option(max_memory), compaction=compaction,
                       workers=None if workers is None else read_count("workers", workers),
-                      inputs=inputs, check_outputs=check_outputs)
+                      inputs=inputs, check_outputs=check_outputs, plan_off=plan_off,
+                      plan_on=plan_on)
 
 
 def root_args(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
@@ -291,7 +293,9 @@ def compiled_task(program: ir.Program, task: str, backend: str,
     if compaction is not None and compaction not in COMPACTIONS:
         raise RevecError(f"unknown compaction {compaction!r}; expected one of {COMPACTIONS}")
     # one cache key however the caller spelled it ("auto", compaction passed or not);
-    # the plan techniques switched off (REVEC_PLAN_OFF) change the kernels: part of it
+    # the plan techniques switched off / on (REVEC_PLAN_OFF / REVEC_PLAN_ON, or
+    # kernel_plan.plan_switches: --plan-off, run(plan_off=...)) change the kernels: part
+    # of it
     from revec.transforms.kernel_plan import plan_off, plan_on
 
     return _compiled_task(program, task, resolve_backend(backend), compaction,
@@ -302,7 +306,7 @@ def compiled_task(program: ir.Program, task: str, backend: str,
 def _compiled_task(program: ir.Program, task: str, backend: str,
                    compaction: str | None, off: frozenset[str] = frozenset(),
                    on: frozenset[str] = frozenset()) -> Any:
-    # (the back end's build reads the same REVEC_PLAN_OFF when it builds its plan)
+    # (the back end's build reads the same switches when it builds its plan)
     return registry.get(backend).build(program, task, compaction)
 
 
@@ -312,7 +316,8 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
                 simd_width: int | None = None, max_memory: int | None = None,
                 compaction: str | None = None, workers: int | None = 1,
                 inputs: Mapping[str, Any] | None = None,
-                check_outputs: bool = False) -> RunResult:
+                check_outputs: bool = False, plan_off: Any = None,
+                plan_on: Any = None) -> RunResult:
     """Run a task program (``backend="auto"``: C if a working compiler is found, else
     numba).  An output array argument (``Output[...]`` / a C pointer tasks write) is
     filled in place when it is a writable NumPy array of its shape, and every output
@@ -324,12 +329,17 @@ def run_program(path: str | Path, task: str, args: tuple[Any, ...] | list[Any] =
     running the schedule with work stealing (default 1; None: the cores this process
     may use); the budget covers them all.  ``inputs``: the arrays of a C file's
     file-scope pointers that ``main`` fills (``{"matrix": array}``; a pointer to
-    structs takes a structured array or a dict of one array per field)."""
+    structs takes a structured array or a dict of one array per field).  ``plan_off`` /
+    ``plan_on``: kernel plan techniques switched off / on for this run (a comma list or
+    a list of names of :data:`revec.transforms.kernel_plan.TECHNIQUES`; None: as
+    ``REVEC_PLAN_OFF`` / ``REVEC_PLAN_ON`` say); they change the kernels, never the
+    results or the statistics."""
     program = get_program(path)
     return run_loaded(program, task, args, variant=variant, backend=backend,
                       block_size=block_size, reexp_threshold=reexp_threshold,
                       simd_width=simd_width, max_memory=max_memory, compaction=compaction,
-                      workers=workers, inputs=inputs, check_outputs=check_outputs)
+                      workers=workers, inputs=inputs, check_outputs=check_outputs,
+                      plan_off=plan_off, plan_on=plan_on)
 
 
 def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any] = (), *,
@@ -338,10 +348,25 @@ def run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any]
                simd_width: int | None = None, max_memory: int | None = None,
                compaction: str | None = None, workers: int | None = 1,
                inputs: Mapping[str, Any] | None = None,
-               check_outputs: bool = False, narrow: bool = True) -> RunResult:
+               check_outputs: bool = False, narrow: bool = True, plan_off: Any = None,
+               plan_on: Any = None) -> RunResult:
     """:func:`run_program` on a checked program.  ``narrow=False``: a Python task's
     unannotated parameters keep the root call's types (int64, ...), not narrowed by
     the value-range analysis (which never changes a result; for comparisons)."""
+    from revec.transforms.kernel_plan import plan_switches
+
+    with plan_switches(plan_off, plan_on):
+        return _run_loaded(program, task, args, variant, backend, block_size,
+                           reexp_threshold, simd_width, max_memory, compaction, workers,
+                           inputs, check_outputs, narrow)
+
+
+def _run_loaded(program: ir.Program, task: str, args: tuple[Any, ...] | list[Any],
+                variant: str, backend: str, block_size: int | None,
+                reexp_threshold: int | None, simd_width: int | None,
+                max_memory: int | None, compaction: str | None, workers: int | None,
+                inputs: Mapping[str, Any] | None, check_outputs: bool,
+                narrow: bool) -> RunResult:
     if variant not in VARIANTS:
         raise RevecError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     # a Python task's unannotated parameters: the root call's types, narrowed by the

@@ -7,16 +7,18 @@ test can replace it in one place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from revec.files import current_umask, write_atomic
 
-__all__ = ["announce_slow", "current_umask", "output_dir", "output_file", "print_json",
-           "warn", "write_atomic"]
+__all__ = ["add_plan_options", "announce_slow", "current_umask", "output_dir", "output_file",
+           "plan_options", "print_json", "warn", "write_atomic"]
 
 
 def output_file(path: str, option: str = "-o", mkdir: bool = False) -> Path:
@@ -107,3 +109,47 @@ class announce_slow:
 
     def __exit__(self, *exc: object) -> None:
         self.timer.cancel()
+
+
+def add_plan_options(p: Any) -> None:
+    """``--plan-off LIST`` / ``--plan-on LIST``: kernel plan techniques switched off / on
+    for this command (instead of ``REVEC_PLAN_OFF`` / ``REVEC_PLAN_ON``)."""
+    from revec.transforms.kernel_plan import PLAN_OFF_ENV, PLAN_ON_ENV, TECHNIQUES
+
+    names = ", ".join(TECHNIQUES)
+    p.add_argument("--plan-off", default=None, metavar="LIST",
+                   help=f"kernel plan techniques switched off, comma-separated ({names}; "
+                        f"'' for none); replaces {PLAN_OFF_ENV}.  They change the kernels, "
+                        "never the results or the statistics")
+    p.add_argument("--plan-on", default=None, metavar="LIST",
+                   help="kernel plan techniques switched on where the back end leaves "
+                        f"them off by default; replaces {PLAN_ON_ENV}")
+
+
+@contextlib.contextmanager
+def plan_options(args: Any) -> Iterator[None]:
+    """The command's ``--plan-off`` / ``--plan-on`` in force for the block: for the plans
+    built in this process (:func:`revec.transforms.kernel_plan.plan_switches`) and, through
+    the environment variables, in the processes it starts (a local Dask cluster's)."""
+    from revec.transforms.kernel_plan import (
+        PLAN_OFF_ENV,
+        PLAN_ON_ENV,
+        parse_techniques,
+        plan_switches,
+    )
+
+    off, on = getattr(args, "plan_off", None), getattr(args, "plan_on", None)
+    with plan_switches(off, on, ("--plan-off", "--plan-on")):
+        saved = {k: os.environ.get(k) for k in (PLAN_OFF_ENV, PLAN_ON_ENV)}
+        for env, spec, name in ((PLAN_OFF_ENV, off, "--plan-off"),
+                                (PLAN_ON_ENV, on, "--plan-on")):
+            if spec is not None:
+                os.environ[env] = ",".join(sorted(parse_techniques(spec, name)))
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v

@@ -20,7 +20,14 @@ from revec.api import (
     run_program,
 )
 from revec.backends import registry
-from revec.cli.common import announce_slow, output_file, print_json, warn
+from revec.cli.common import (
+    add_plan_options,
+    announce_slow,
+    output_file,
+    plan_options,
+    print_json,
+    warn,
+)
 from revec.cluster import CONNECT_TIMEOUT, WORKER_TIMEOUT
 from revec.errors import RevecError
 from revec.files import write_atomic
@@ -132,10 +139,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    "each element of each output array; two tasks writing one element is "
                    "an error naming both (the compiled runs do not check)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_plan_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.scheduler is not None and (args.plan_off is not None or args.plan_on is not None):
+        raise RevecError("--plan-off / --plan-on apply to this machine's processes; the "
+                         "workers of a Dask cluster at --scheduler build their kernels with "
+                         "their own REVEC_PLAN_OFF / REVEC_PLAN_ON (set them there)")
+    with plan_options(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     read_counts(args)
     read_seconds(args)
     check_worker_counts(args)

@@ -36,7 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--plan", action="store_true",
                    help="write the kernel plan instead: the layout and the steps of the "
                         "block kernel (split, base case, inductive shape, lanes, fast "
-                        "paths) that the --backend's code follows")
+                        "paths) that the --backend's code follows, and each plan "
+                        "technique's state (on, off or not applicable, and why)")
+    from revec.cli.common import add_plan_options
+
+    add_plan_options(p)
     p.set_defaults(func=run)
 
 
@@ -47,6 +51,13 @@ def generate(program: ir.Program, task: str, backend: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from revec.cli.common import plan_options
+
+    with plan_options(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from revec.cli.common import write_atomic
 
     program = load_program(args.file)
@@ -62,10 +73,13 @@ def run(args: argparse.Namespace) -> int:
 
         outputs = [(t, ".py", show_task(program, t)) for t in tasks]
     elif args.plan:
+        from revec.backends.techniques import render_states, technique_states
         from revec.transforms.kernel_plan import build_plan
 
         target = registry.get(args.backend).target
-        outputs = [(t, ".plan", build_plan(program, t, target=target).render()) for t in tasks]
+        outputs = [(t, ".plan", build_plan(program, t, target=target).render()
+                    + render_states(technique_states(program, t, args.backend)))
+                   for t in tasks]
     else:
         outputs = [(t, *generate(program, t, args.backend)) for t in tasks]
     if args.output is None:

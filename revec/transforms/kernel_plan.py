@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,20 +110,63 @@ TECHNIQUES = ("leaf_inline",)
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
     """The techniques switched off (``env``: :data:`PLAN_ON_ENV`, on): ``spec`` or, when
-    None, the environment variable (a comma list of :data:`TECHNIQUES`; empty: none)."""
+    None, those :func:`plan_switches` set in this context (``--plan-off`` /
+    ``--plan-on``, ``Task.run(plan_off=...)``), else the environment variable (a comma
+    list of :data:`TECHNIQUES`; empty: none)."""
+    if spec is None:
+        chosen = dict(_SWITCHED.get()).get(env)
+        if chosen is not None:
+            return chosen
     text = os.environ.get(env, "") if spec is None else spec
-    names = frozenset(x.strip() for x in text.split(",") if x.strip())
-    unknown = sorted(names - set(TECHNIQUES))
-    if unknown:
-        raise RevecError(f"{env}: unknown plan technique "
-                         f"{', '.join(map(repr, unknown))}; expected a comma list of "
-                         f"{', '.join(TECHNIQUES)}")
-    return names
+    return parse_techniques(text, env)
 
 
 def plan_on(spec: str | None = None) -> frozenset[str]:
     """The techniques switched on (:data:`PLAN_ON_ENV`)."""
     return plan_off(spec, PLAN_ON_ENV)
+
+
+def parse_techniques(spec: str | Iterable[str], what: str) -> frozenset[str]:
+    """A comma list (or an iterable) of :data:`TECHNIQUES`; ``what`` names the option
+    or variable in the message about an unknown name."""
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    names = frozenset(str(x).strip() for x in items if str(x).strip())
+    unknown = sorted(names - set(TECHNIQUES))
+    if unknown:
+        raise RevecError(f"{what}: unknown plan technique "
+                         f"{', '.join(map(repr, unknown))}; expected a comma list of "
+                         f"{', '.join(TECHNIQUES)}")
+    return names
+
+
+# the switches plan_switches set: {PLAN_OFF_ENV / PLAN_ON_ENV: techniques}; a variable
+# not in it is read from the environment
+_SWITCHED: ContextVar[tuple[tuple[str, frozenset[str]], ...]] = ContextVar(
+    "revec_plan_switches", default=())
+
+
+@contextmanager
+def plan_switches(off: str | Iterable[str] | None = None,
+                  on: str | Iterable[str] | None = None,
+                  names: tuple[str, str] = ("plan_off", "plan_on")) -> Iterator[None]:
+    """Within the block, plans are built with ``off`` / ``on`` (a comma list or an
+    iterable of :data:`TECHNIQUES`) instead of :data:`PLAN_OFF_ENV` / :data:`PLAN_ON_ENV`
+    (None: that variable as it is).  ``names``: the two options' names in messages.  A
+    technique named in both is an error (in the environment, off wins)."""
+    chosen = dict(_SWITCHED.get())
+    given: dict[str, frozenset[str]] = {}
+    for env, spec, name in ((PLAN_OFF_ENV, off, names[0]), (PLAN_ON_ENV, on, names[1])):
+        if spec is not None:
+            given[env] = chosen[env] = parse_techniques(spec, name)
+    both = sorted(given.get(PLAN_OFF_ENV, frozenset()) & given.get(PLAN_ON_ENV, frozenset()))
+    if both:
+        raise RevecError(f"{names[0]} and {names[1]} both name {', '.join(both)}: switch "
+                         "a technique off or on, not both")
+    token = _SWITCHED.set(tuple(chosen.items()))
+    try:
+        yield
+    finally:
+        _SWITCHED.reset(token)
 
 
 # more passes than this run as one loop: each vectorized loop costs compile time.
