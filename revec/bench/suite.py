@@ -25,6 +25,7 @@ from revec.bench.sweep import Record, SweepPlan
 from revec.frontend.inputs import bind_inputs
 from revec.ir import Program
 from revec.runtime.memory import MemoryBudgetError
+from revec.transforms.kernel_plan import plan_off, plan_on
 
 OVER_BUDGET = "stopped: over memory budget"
 WARM_BLOCK = 4096
@@ -71,6 +72,7 @@ class _Bench:
         self.tasks = 0
         self.fastest: dict[str, float] = {}
         self.ticked = 0  # progress steps counted (the bar's total: planned_runs)
+        self.ablated: dict[str, Any] | None = None  # --ablation's measurements
 
     # ------------------------------------------------------------------ helpers
     def _tick(self, label: str, n: int = 1) -> None:
@@ -332,7 +334,23 @@ class _Bench:
             n += curves * (len(plan.sizes(backend)) + plan.refine * (r - 1))
             if backend == "c" and "reexp" in plan.strategies and plan.compaction_figure:
                 n += 1 + len(plan.scalar_sizes) + r
+        if plan.ablation:
+            from revec.bench.ablation import planned_runs
+
+            n += planned_runs(plan.backends, r)
         return n
+
+    def ablation(self) -> None:
+        """``--ablation``: each plan technique switched in turn at the best reexp B
+        (:mod:`revec.bench.ablation`)."""
+        from revec.bench.ablation import isa, run_ablation
+        from revec.bench.suite_report import loadavg
+
+        load = loadavg()
+        started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        rows = [row for backend in self.plan.backends for row in run_ablation(self, backend)]
+        self.ablated = {"isa": isa(), "repeats": self.plan.repeats, "date": started,
+                        "load_at_start": load, "load_at_end": loadavg(), "rows": rows}
 
     def record(self, seconds: float) -> dict[str, Any]:
         t = self.bound.tasks[self.p.task]
@@ -369,7 +387,9 @@ class _Bench:
             "elapsed_seconds": seconds,
             "plan": self.plan.to_json(),
             "plan_text": self.plan.describe(),
-        }
+            # the plan techniques switched by --plan-off / --plan-on or the environment
+            "plan_switches": {"off": sorted(plan_off()), "on": sorted(plan_on())},
+        } | ({"ablation": self.ablated} if self.ablated is not None else {})
 
 
 def _finite(x: float | int | None) -> int | None:
@@ -416,6 +436,8 @@ def run_benchmark(name: str, size: str, plan: SweepPlan, max_memory: int,
         b.bar = bar
         b.baselines()
         b.revec()
+        if plan.ablation:
+            b.ablation()
         b.cpython()
     return b.record(time.perf_counter() - t0)
 

@@ -330,6 +330,11 @@ def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
     lines += [""]
     if figures:
         lines += ["## Figures", ""] + [f"![{f}]({f})" for f in figures] + [""]
+    if any(r.get("ablation") for r in recs):
+        from revec.bench.ablation_report import ABLATION
+
+        lines += ["## Plan techniques, each switched in turn", "",
+                  f"Measured by `revec bench --ablation`: see [{ABLATION}]({ABLATION}).", ""]
     odd = unusual(recs)
     lines += ["## Configurations not measured as planned", ""]
     lines += odd if odd else ["None."]
@@ -354,10 +359,12 @@ def render(out: Path) -> list[Path]:
     if not recs:
         raise RevecError(f"no stored benchmark results under {out / 'results'}; "
                          "run 'revec bench' first")
+    from revec.bench.ablation_report import render as render_ablation
+
     figures = draw_all(recs, out)
     text = render_text(recs, [f.name for f in figures])
     write_atomic(out / README, text)
-    return [out / README, *figures]
+    return [out / README, *figures, *render_ablation(recs, out)]
 
 
 def _load_remark(recs: list[dict[str, Any]], machine: dict[str, Any]) -> str:

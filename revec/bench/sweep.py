@@ -52,6 +52,7 @@ class SweepPlan:
     refine_within: float = 1.1         # ... if within this factor of the curve's best run
     cpython_cap: float = 5.0           # seconds per CPython run (estimated) above which it is skipped
     compaction_figure: bool = True     # Fig. 16 (C back end, scalar split)
+    ablation: bool = False             # each plan technique switched in turn (ablation.md)
 
     def sizes(self, backend: str) -> tuple[int, ...]:
         return self.c_sizes if backend == "c" else self.numba_sizes
@@ -74,7 +75,9 @@ class SweepPlan:
                 f"size(s) within {self.refine_within:g}x of it refined to {self.repeats} runs; "
                 f"Fig. 16: C reexp with the scalar split at {pw(self.scalar_sizes)} (one run) "
                 f"and at the table split's best B ({self.repeats} runs); CPython recursion "
-                f"skipped where one run is estimated over {self.cpython_cap:g} s")
+                f"skipped where one run is estimated over {self.cpython_cap:g} s"
+                + ("; ablation: each plan technique switched in turn at the best reexp B, "
+                   f"interleaved rounds, medians of {self.repeats}" if self.ablation else ""))
 
 
 @dataclass

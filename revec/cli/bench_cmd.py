@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from revec import bench
-from revec.cli.common import print_json
+from revec.cli.common import add_plan_options, plan_options, print_json
 from revec.errors import RevecError
 
 
@@ -44,6 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="suite: measure these worker counts (e.g. 1,2) against plain C and "
                         "its OpenMP-tasks peer instead of the one-core sweep; writes "
                         "workers.md (default: one worker, the one-core sweep)")
+    p.add_argument("--ablation", action="store_true",
+                   help="suite: after each benchmark's sweep, run its best reexp "
+                        "configuration (C, and numba if in --backends) with each kernel "
+                        "plan technique switched in turn (off where on, on where off), "
+                        "interleaved with the techniques as they are; writes ablation.md")
+    add_plan_options(p)
     p.add_argument("--out", "--reports-dir", dest="out", default="reports", metavar="DIR",
                    help="where results and reports go: the suite's under DIR/bench (the "
                         "default size) or DIR/bench/SIZE, compaction's in DIR (default: "
@@ -71,6 +77,11 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    with plan_options(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from revec.bench.presets import BENCHMARKS, SIZES
 
     if args.list:                 # the suite's benchmarks, then the others
@@ -83,10 +94,16 @@ def run(args: argparse.Namespace) -> int:
     if args.repeats is not None and args.repeats < 1:
         raise RevecError("--repeats must be at least 1")
     if any(n.endswith(".c") for n in args.names):
+        if args.ablation:
+            raise RevecError("--ablation measures the suite's benchmarks, not Cilk programs")
         return _run_cilk(args)
     names = args.names or list(BENCHMARKS)
     suite_names = [n for n in names if n in BENCHMARKS]
     others = {n: bench.get_runner(n) for n in names if n not in BENCHMARKS}  # unknown: fail
+    if args.ablation and (others or args.workers is not None):
+        raise RevecError("--ablation measures the suite's one-core sweep: not with "
+                         + ("--workers" if args.workers is not None else
+                            f"other benchmarks ({', '.join(others)})"))
     if args.workers is not None:
         return _run_workers(args, suite_names)
     if not args.no_report:
@@ -228,7 +245,7 @@ def _run_suite(args: argparse.Namespace, names: list[str], sizes: tuple[str, ...
         listed = ", ".join(known[:-1]) + " and/or " + known[-1] if len(known) > 1 \
             else known[0]
         raise RevecError(f"--backends: expected {listed}, got {args.backends!r}")
-    plan = replace(plan, backends=backends)
+    plan = replace(plan, backends=backends, ablation=args.ablation)
     budget = default_budget() if args.max_memory is None else parse_size(args.max_memory)
     out_dir = suite_dir(Path(args.out), size)
     recs = run_suite(names, size, plan, out_dir, budget, progress=not args.no_progress,
