@@ -149,15 +149,19 @@ def test_narrow_sum_only_for_a_narrow_column() -> None:
 
 def test_transform_plan_cli(capsys: pytest.CaptureFixture[str]) -> None:
     """``revec transform --plan`` prints the plan of the --backend's target (numba, the
-    command's default back end, or C)."""
+    command's default back end, or C), then each plan technique's state there."""
+    from revec.backends.techniques import render_states, technique_states
+
     program = get_program(ROOT / "benchmarks" / "nqueens.py")
     assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan"]) == 0
     assert capsys.readouterr().out == kp.build_plan(program, "nqueens",
-                                                    target="numba").render()
+                                                    target="numba").render() + \
+        render_states(technique_states(program, "nqueens", "numba"))
     assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan",
                  "--backend", "c"]) == 0
     ((_, plan),) = plans(ROOT / "benchmarks" / "nqueens.py")
-    assert capsys.readouterr().out == plan.render()
+    assert capsys.readouterr().out == plan.render() + \
+        render_states(technique_states(program, "nqueens", "c"))
     assert main(["transform", str(ROOT / "benchmarks" / "nqueens.py"), "--plan",
                  "--spawn-form"]) == 2
     assert "pick one" in capsys.readouterr().err

@@ -23,18 +23,35 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
 from revec.api import compiled_task, run_loaded
 from revec.backends.techniques import technique_states
+from revec.bench.presets import Preset
 from revec.bench.records import best
+from revec.bench.sweep import Record, SweepPlan
+from revec.ir import Program
 from revec.runtime.memory import MemoryBudgetError
 from revec.transforms import kernel_plan as kp
 
-if TYPE_CHECKING:
-    from revec.bench.suite import _Bench
+Matches = Callable[[dict[str, Any], dict[str, int]], bool]
+
+
+class Measured(Protocol):
+    """What the ablation reads of a benchmark's measurement (revec.bench.suite._Bench)."""
+
+    p: Preset
+    plan: SweepPlan
+    program: Program  # the checked program the runs run
+    bound: Program  # the program with the preset's arrays bound (what they compile)
+    want: dict[str, int]  # the independent answer
+    max_memory: int
+    records: list[Record]  # the sweep's
+
+    def _tick(self, label: str, n: int = 1) -> None: ...
 
 # the statistics every configuration must share with the techniques as they are
 SAME_STATS = ("tasks", "leaves", "levels", "utilization", "reexpansions", "peak_live",
@@ -79,11 +96,10 @@ def _stats(r: Any) -> dict[str, Any]:
             for k in SAME_STATS}
 
 
-def run_ablation(b: _Bench, backend: str) -> list[dict[str, Any]]:
+def run_ablation(b: Measured, backend: str, matches: Matches) -> list[dict[str, Any]]:
     """The ablation rows of ``backend`` for the benchmark ``b`` measures (after its
-    sweep: at the best reexp block size)."""
-    from revec.bench.suite import _matches
-
+    sweep: at the best reexp block size); ``matches(reducers, want)``: is an answer
+    right?"""
     repeats = b.plan.repeats
     per_backend = (1 + len(kp.TECHNIQUES)) * (1 + repeats)
     compaction = "table" if backend == "c" else None
@@ -125,13 +141,13 @@ def run_ablation(b: _Bench, backend: str) -> list[dict[str, Any]]:
         t0 = time.perf_counter()
         _compiled(b, backend, compaction, r)
         r["compile_seconds"] = time.perf_counter() - t0
-        _once(b, backend, r, timed=False, matches=_matches)
+        _once(b, backend, r, timed=False, matches=matches)
         b._tick(f"{backend} ablation warm-up" + (f" {r['technique']}" if r["technique"]
                                                  else ""))
     for _ in range(repeats):
         for r in run:
             if r["status"] == "ok":
-                _once(b, backend, r, timed=True, matches=_matches)
+                _once(b, backend, r, timed=True, matches=matches)
             b._tick(f"{backend} ablation" + (f" {r['technique']} {r['state']}"
                                               if r["technique"] else " (defaults)"))
     ref = run[0].get("_stats")
@@ -145,12 +161,12 @@ def run_ablation(b: _Bench, backend: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _compiled(b: _Bench, backend: str, compaction: str | None, r: dict[str, Any]) -> Any:
+def _compiled(b: Measured, backend: str, compaction: str | None, r: dict[str, Any]) -> Any:
     with kp.plan_switches(r["plan_off"], r["plan_on"]):
         return compiled_task(b.bound, b.p.task, backend, compaction)
 
 
-def _once(b: _Bench, backend: str, r: dict[str, Any], timed: bool, matches: Any) -> None:
+def _once(b: Measured, backend: str, r: dict[str, Any], timed: bool, matches: Matches) -> None:
     """One run of configuration ``r``: its time (``timed``), answer and statistics."""
     try:
         res = run_loaded(b.program, b.p.task, b.p.root_args, variant="reexp",
