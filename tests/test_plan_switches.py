@@ -237,3 +237,17 @@ def test_ablation_table_from_records(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "results" / "fib.json").read_text())["ablation"]
     assert "[ablation.md](ablation.md)" in readme_text(
         [dict(r, input={"repeats": 5, "description": ""}, verified=True) for r in recs], [])
+
+
+def test_bench_ablation_cli_no_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """``revec bench --ablation --no-report``: Table 2, then the ablation table, on
+    standard output; nothing written."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "fib", "--size", "quick", "--block-sizes", "16", "--backends", "c",
+                 "--repeats", "1", "--no-report", "--no-progress", "--ablation"]) == 0
+    out = capsys.readouterr().out
+    assert "| benchmark | input | plain C (s) |" in out
+    table = out.split("## C back end (", 1)[1]
+    assert "| fib | 2^4 |" in table and "off → on:" in table and "| yes |" in table
+    assert list(tmp_path.iterdir()) == []

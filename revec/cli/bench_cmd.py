@@ -258,6 +258,11 @@ def _run_suite(args: argparse.Namespace, names: list[str], sizes: tuple[str, ...
         from revec.bench.suite_report import table2
 
         print("\n".join(table2(plain)))
+        if args.ablation:
+            from revec.bench.ablation_report import ablated, render_text
+
+            if ablated(plain):
+                print("\n" + render_text(plain), end="")
     return plain
 
 
