@@ -151,13 +151,27 @@ def render_text(recs: list[dict[str, Any]]) -> str:
         if t:
             lines += [f"## {NAMES[backend]} back end ({isa.get(backend, '?')})", "", *t, ""]
     notes = [f"- {rec['name']}, {row['backend']}"
-             + (f" {row['technique']}" if row.get("technique") else "")
-             + f": {row.get('status')}" + (f" ({row['note']})" if row.get("note") else "")
+             + (f" {row['technique']} {row.get('state')}" if row.get("technique") else
+                " as is")
+             + f": {row.get('status')}" + ("" if row_ok(row) else ", NOT VERIFIED")
              for rec in recs for row in rec["ablation"]["rows"]
-             if row.get("status") not in ("ok", None) and row.get("state") != "n/a"
-             or (row.get("note") and row.get("state") != "n/a")]
+             if row.get("state") != "n/a" and (row.get("status") != "ok" or not row_ok(row))]
+    lines += ["Where no technique applies, the as-is time is the sweep's (its runs at that "
+              "B): " + ("; ".join(
+                  f"{NAMES[b]} {', '.join(names)}" for b, names in _nothing(recs).items())
+                  or "none") + ".", ""]
     lines += ["## Configurations not measured as planned", ""] + (notes or ["None."])
     return "\n".join(lines) + "\n"
+
+
+def _nothing(recs: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Back end -> the benchmarks where no technique applies."""
+    out: dict[str, list[str]] = {}
+    for rec in recs:
+        for row in rec["ablation"]["rows"]:
+            if row.get("technique") is None and row.get("note", "").startswith("no technique"):
+                out.setdefault(row["backend"], []).append(rec["name"])
+    return out
 
 
 def render(recs: list[dict[str, Any]], out: Path) -> list[Path]:
