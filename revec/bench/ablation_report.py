@@ -135,7 +135,7 @@ def render_text(recs: list[dict[str, Any]]) -> str:
         f"REVEC_PLAN_ON): {' / '.join(sorted(switches))}.",
         "- Each row: the benchmark's best reexp configuration of the sweep (its block size "
         "B; C with the table split), run with the plan techniques as they are (**as is**: "
-        "each back end's defaults) and with each technique switched in turn (off where it "
+        "each back end's defaults, with the switches above) and with each technique switched in turn (off where it "
         "is on, on where it is off), in interleaved rounds (every configuration once per "
         f"round), medians of {', '.join(map(str, repeats))} rounds.  A cell gives the "
         "switch (as is → switched), the switched run's median and its time over the as-is "
