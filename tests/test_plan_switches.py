@@ -167,6 +167,8 @@ def test_ablation_runs_are_interleaved_and_verified(monkeypatch: pytest.MonkeyPa
         assert r["verified"] is True and r["stats_same"] is True
     assert rows["leaf_inline"]["state"] == "on" and rows["leaf_inline"]["in_force"] == "off"
     assert rows["leaf_inline"]["plan_on"] == ["leaf_inline"]
+    # plain recursive C, once per round, for the as-is speedup
+    assert len(rows[None]["plain_c_times"]) == 3 and rows[None]["plain_c_verified"] is True
     text = ablation_text([dict(rec, machine={"cpu": "test cpu"})])
     assert "| fib | 2^6 |" in text and "off → on:" in text and "n/a (same kernel)" in text
     assert "| leaf_inline | never_used | verified |" in text

@@ -60,8 +60,9 @@ SAME_STATS = ("tasks", "leaves", "levels", "utilization", "reexpansions", "peak_
 
 def planned_runs(backends: tuple[str, ...], repeats: int) -> int:
     """Progress steps of one benchmark's ablation: per back end, a warm-up and
-    ``repeats`` rounds of every configuration (each technique may apply)."""
-    return len(backends) * (1 + len(kp.TECHNIQUES)) * (1 + repeats)
+    ``repeats`` rounds of every configuration (each technique may apply) and of plain
+    recursive C."""
+    return len(backends) * ((1 + len(kp.TECHNIQUES)) * (1 + repeats) + repeats)
 
 
 def isa() -> dict[str, str]:
@@ -96,12 +97,14 @@ def _stats(r: Any) -> dict[str, Any]:
             for k in SAME_STATS}
 
 
-def run_ablation(b: Measured, backend: str, matches: Matches) -> list[dict[str, Any]]:
+def run_ablation(b: Measured, backend: str, matches: Matches,
+                 plain: Callable[[], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The ablation rows of ``backend`` for the benchmark ``b`` measures (after its
     sweep: at the best reexp block size); ``matches(reducers, want)``: is an answer
-    right?"""
+    right?  ``plain``: a run of plain recursive C, timed once per round too (the as-is
+    row's ``plain_c_times``: its speedup over plain C from the same rounds)."""
     repeats = b.plan.repeats
-    per_backend = (1 + len(kp.TECHNIQUES)) * (1 + repeats)
+    per_backend = (1 + len(kp.TECHNIQUES)) * (1 + repeats) + repeats
     compaction = "table" if backend == "c" else None
     top = best(r.to_json() for r in b.records if r.impl == "revec"
                and r.backend == backend and r.strategy == "reexp"
@@ -132,7 +135,7 @@ def run_ablation(b: Measured, backend: str, matches: Matches) -> list[dict[str, 
         rows[0].update(status="ok", times=list(top["times"]), runs=top["runs"],
                        seconds=top["seconds"], verified=top["verified"], stats_same=None,
                        note="no technique applies: the sweep's runs at this B")
-        b._tick(f"{backend} ablation (nothing applies)", 1 + repeats)
+        b._tick(f"{backend} ablation (nothing applies)", per_backend)
         return rows
     for r in run:
         r.update(status="ok", times=[], verified=None, stats_same=None)
@@ -144,12 +147,23 @@ def run_ablation(b: Measured, backend: str, matches: Matches) -> list[dict[str, 
         _once(b, backend, r, timed=False, matches=matches)
         b._tick(f"{backend} ablation warm-up" + (f" {r['technique']}" if r["technique"]
                                                  else ""))
+    plain_times: list[float] = []
+    plain_ok: bool | None = None
     for _ in range(repeats):
         for r in run:
             if r["status"] == "ok":
                 _once(b, backend, r, timed=True, matches=matches)
             b._tick(f"{backend} ablation" + (f" {r['technique']} {r['state']}"
-                                              if r["technique"] else " (defaults)"))
+                                              if r["technique"] else " (as is)"))
+        if plain is not None:
+            t0 = time.perf_counter()
+            got = plain()
+            plain_times.append(time.perf_counter() - t0)
+            plain_ok = matches(got, b.want) and plain_ok is not False
+        b._tick(f"{backend} ablation plain C")
+    if plain_times:
+        run[0].update(plain_c_times=plain_times,
+                      plain_c_seconds=float(np.median(plain_times)), plain_c_verified=plain_ok)
     ref = run[0].get("_stats")
     for r in run:
         st = r.pop("_stats", None)

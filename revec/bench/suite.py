@@ -348,7 +348,9 @@ class _Bench:
 
         load = loadavg()
         started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        rows = [row for backend in self.plan.backends for row in run_ablation(self, backend, _matches)]
+        plain = baselines.prepare(self.p.name, "c", self.p.args)
+        rows = [row for backend in self.plan.backends
+                for row in run_ablation(self, backend, _matches, plain)]
         self.ablated = {"isa": isa(), "repeats": self.plan.repeats, "date": started,
                         "load_at_start": load, "load_at_end": loadavg(), "rows": rows}
 
