@@ -458,7 +458,7 @@ RETURNED = {"fib": "count", "nqueens": "solutions", "uts": "nodes", "graphcol": 
 NARROWED = {"fib": {"n": "int8"}, "parentheses": {"n": "int8", "opened": "int8",
                                                   "closed": "int8"},
             "binomial": {"n": "int8", "k": "int8"},
-            "minmax": {"x": "uint16", "o": "int32", "x_moves": "bool"},
+            "minmax": {"x": "uint16", "o": "uint16", "x_moves": "bool"},
             "knapsack": {"example": "int8", "n": "int8", "i": "int8", "weight": "int16",
                          "value": "int16"}}
 
