@@ -917,7 +917,7 @@ def demanded(program: ir.Program, task: str, ranges: Ranges) -> dict[str, int]:
     out = dict.fromkeys(ints, 0)
 
     def use(e: ir.Expr, k: int) -> None:
-        if k >= ALL_BITS and e.ty.kind in "iu":
+        if e.ty.kind in "iu":
             got = ranges.nodes.get(id(e))
             if got is not None and _finite(*got[0]):
                 k = min(k, max(int(got[0][1] - got[0][0]).bit_length(), 1))

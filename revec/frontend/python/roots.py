@@ -316,7 +316,7 @@ def _attempt(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
             if pa is None or not all(
                     f in roots and within(roots[f], ir.Ty(spec.dtype)) for f in pa.fields):
                 return None
-        elif name in roots and not within(roots[name], ir.Ty(np.dtype(spec))):
+        elif name not in roots or not within(roots[name], ir.Ty(np.dtype(spec))):
             return None
     key = (id(ref), task, "narrow", tuple(sorted((k, str(v)) for k, v in narrow.items())))
     hit = _CACHE.get(key)
@@ -342,16 +342,15 @@ def _attempt(ref: ir.Program, task: str, specs: dict[str, TypeSpec],
 
 
 # --------------------------------------------------------------------------- checking
-def wrapping(ref: ir.Program, new: ir.Program, task: str, rr: Ranges) -> dict[str, int]:
-    """The parameters ``new`` holds in a type too narrow for their values in ``ref`` (by
-    the analysis ``rr``), each with its type's bits ``k``: a *wrapping* parameter holds
-    its value modulo ``2**k`` only (nqueens' diagonal ``d1`` in a uint16)."""
+def wrapping(ref: ir.Program, new: ir.Program, task: str) -> dict[str, int]:
+    """The integer parameters ``new`` holds in another type than ``ref``, each with
+    its type's bits ``k``: what is known of such a parameter at every task is that its
+    value is congruent to ``ref``'s modulo ``2**k`` (nqueens' diagonal ``d1``, shifted
+    left past 16 bits, in a uint16); where both values lie in one interval of at most
+    ``2**k`` integers (by the analyses), they are equal."""
     out: dict[str, int] = {}
     for pa, pb in zip(ref.tasks[task].params, new.tasks[task].params):
-        if pa.ty.dtype == pb.ty.dtype or pa.ty.kind not in "iu" or pb.ty.kind not in "iu":
-            continue
-        got = rr.params.get(pa.name)
-        if got is None or not within(got, pb.ty):
+        if pa.ty.dtype != pb.ty.dtype and pa.ty.kind in "iu" and pb.ty.kind in "iu":
             out[pa.name] = _bits(pb.ty)
     return out
 
@@ -359,19 +358,19 @@ def wrapping(ref: ir.Program, new: ir.Program, task: str, rr: Ranges) -> dict[st
 def same_values(ref: ir.Program, new: ir.Program, task: str, rr: Ranges, rn: Ranges
                 ) -> bool:
     """Every value ``new`` (narrow types) computes for ``task`` equals the one ``ref``
-    computes, but a wrapping parameter's (:func:`wrapping`), equal modulo ``2**k``: the
-    two checked programs have one shape; where a node's type differs, both nodes' values
-    are exact integers (no wraparound, by the analysis), or the node's value is
-    congruent modulo ``2**m`` and both lie in one interval of ``2**m`` values; a cast
-    only one of them has keeps its operand's value.
+    computes, but a narrowed parameter's, congruent modulo ``2**k`` (:func:`wrapping`)
+    and where needed equal: the two checked programs have one shape; where a node's
+    type differs, both nodes' values are exact integers (no wraparound, by the analysis),
+    or they are congruent modulo ``2**m`` and both lie in one interval of at most
+    ``2**m`` integers; a cast only one of them has keeps its operand's value.
 
     Congruence modulo ``2**k`` (a node whose uses only see its low ``k`` bits): through
     ``+ - * & | ^ ~`` and unary ``-`` computed in at least ``k`` bits, the left side of
     ``<<`` (a count both sides hold, inside both types' widths), integer casts to at
     least ``k`` bits (a narrower cast: equal types, its operand modulo its width) and
     the branches of a conditional; each spawn passes a wrapping parameter's value
-    modulo its bits (by induction over the tree: the root value fits, so every task's
-    wrapping parameters are congruent, every other value equal).  Anything else -- a
+    modulo its bits (by induction over the tree: the root value fits, so at every task
+    the narrowed parameters are congruent, every other value equal).  Anything else -- a
     comparison, a division, a right shift, an index, a call's argument, a returned or
     reduced value -- needs the whole value."""
     a, b = ref.tasks[task], new.tasks[task]
@@ -380,7 +379,7 @@ def same_values(ref: ir.Program, new: ir.Program, task: str, rr: Ranges, rn: Ran
     if {k: d.dtype for k, d in ref.reducers.items()} != \
             {k: d.dtype for k, d in new.reducers.items()}:
         return False
-    check = _Align(ref, new, rr, rn, wrapping(ref, new, task, rr), [p.name for p in a.params])
+    check = _Align(ref, new, rr, rn, wrapping(ref, new, task), [p.name for p in a.params])
     return (check.stmts(a.prologue, b.prologue) and check.expr(a.is_base, b.is_base)
             and check.stmts(a.base, b.base) and check.stmts(a.inductive, b.inductive))
 
@@ -407,7 +406,7 @@ class _Align:
                  wraps: dict[str, int], params: list[str]) -> None:
         self.ref, self.new, self.rr, self.rn = ref, new, rr, rn
         self.helpers: set[tuple[str, str]] = set()
-        self.wraps = wraps  # the wrapping parameters (none inside a helper)
+        self.wraps = wraps  # the narrowed parameters (none inside a helper)
         self.params = params  # the task's parameters, in the order spawns pass them
         self.memo: dict[tuple[int, int, int | None], bool] = {}
 
@@ -427,7 +426,7 @@ class _Align:
         return self.fields(x, y)
 
     def passed(self, xs: tuple[ir.Expr, ...], ys: tuple[ir.Expr, ...]) -> bool:
-        """A spawn's (or a recursive call's) arguments: equal, a wrapping parameter's
+        """A spawn's (or a recursive call's) arguments: equal, a narrowed parameter's
         modulo its bits."""
         if len(xs) != len(ys):
             return False
@@ -501,8 +500,11 @@ class _Align:
         got = self.memo.get(key)
         if got is None:
             self.memo[key] = False  # (expressions are trees: never asked again inside)
-            if k is None:  # equal where congruent modulo 2**m and both in 2**m values
-                k = self.span(x, y)
+            # equal (so congruent modulo 2**k) where congruent modulo 2**m and both in
+            # one interval of 2**m values
+            m = self.span(x, y)
+            if m is not None and (k is None or m < k):
+                k = m
             got = (k is not None and self.congruent(x, y, k)) or self.equal(x, y)
             self.memo[key] = got
         return got
@@ -571,7 +573,7 @@ class _Align:
             else:
                 return False
         if isinstance(x, ir.Var) and x.name in self.wraps:
-            return False  # (equal modulo its bits only)
+            return False  # (congruent modulo its bits: equal only as span shows)
         if x.ty.dtype != y.ty.dtype:
             if x.ty.kind not in "iu" or y.ty.kind not in "iu":
                 return False
