@@ -559,7 +559,9 @@ class _Align:
             case ir.UnaryOp(op=op, operand=p), ir.UnaryOp(op=op2, operand=r):
                 return op == op2 and op in ("~", "-", "+") and wide and self.expr(p, r, k)
             case ir.IfExp(cond=c, then=p, orelse=q), ir.IfExp(cond=d, then=r, orelse=s):
-                return self.expr(c, d) and self.expr(p, r, k) and self.expr(q, s, k)
+                return (wide and all(b.ty.dtype == a.ty.dtype for a, bs in
+                                     ((x, (p, q)), (y, (r, s))) for b in bs)
+                        and self.expr(c, d) and self.expr(p, r, k) and self.expr(q, s, k))
         return False
 
     def equal(self, x: ir.Expr, y: ir.Expr) -> bool:
