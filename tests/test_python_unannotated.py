@@ -377,6 +377,7 @@ def _reached(path: Path, task: str, args: tuple[int, ...]) -> list[dict[str, int
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(f"_traced_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     fn = getattr(mod, task)
