@@ -9,7 +9,11 @@ Narrowing never changes a result: the program is checked again with the narrow t
 and kept only if every value it computes provably equals the root-typed program's
 (:func:`same_values`: the two checked programs side by side, node by node; where
 their types differ, both nodes' values are exact, i.e. no wraparound, by the
-analysis).  Otherwise the root call's types stay.  Annotations always win: only
+analysis, or congruent modulo ``2**m`` and in one interval of ``2**m`` integers; a
+value whose every use sees only its low ``k`` bits need only be congruent modulo
+``2**k``, so a parameter may be held in an unsigned type that wraps: nqueens'
+diagonal ``(d1 | bit) << 1``, only ever read through ``& ((1 << n) - 1)``, in a
+uint16).  Otherwise the root call's types stay.  Annotations always win: only
 unannotated parameters are typed here.
 """
 
