@@ -455,7 +455,9 @@ def reference_args(program: ir.Program, t: ir.TaskDef, rargs: tuple[Any, ...]
         else program.arrays[ap.array] for ap in t.arrays}
     boards = program.boards
     for pa in t.private:  # a list of NumPy scalars (plain Python builds on it: b + [c])
-        items = [pa.ty.dtype.type(v) for v in boards[pa.name].tolist()]
+        # (of the root call's type where the board's slots were narrowed)
+        dtype = getattr(wide.get(pa.name), "dtype", pa.ty.dtype)
+        items = [dtype.type(v) for v in boards[pa.name].tolist()]
         arrays[pa.position] = tuple(items) if pa.sequence == "tuple" else items
     return tuple(arrays[i] if i in arrays else next(scalars) for i in range(t.arity))
 

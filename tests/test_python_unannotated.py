@@ -377,6 +377,7 @@ def _reached(path: Path, task: str, args: tuple[int, ...]) -> list[dict[str, int
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(f"_traced_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     fn = getattr(mod, task)
@@ -458,7 +459,7 @@ RETURNED = {"fib": "count", "nqueens": "solutions", "uts": "nodes", "graphcol": 
 NARROWED = {"fib": {"n": "int8"}, "parentheses": {"n": "int8", "opened": "int8",
                                                   "closed": "int8"},
             "binomial": {"n": "int8", "k": "int8"},
-            "minmax": {"x": "uint16", "o": "int32", "x_moves": "bool"},
+            "minmax": {"x": "uint16", "o": "uint16", "x_moves": "bool"},
             "knapsack": {"example": "int8", "n": "int8", "i": "int8", "weight": "int16",
                          "value": "int16"}}
 
@@ -478,3 +479,168 @@ def test_unannotated_twin_gives_the_benchmarks_answer(name):
     assert {k: got[k] for k in want} == want
     if name in NARROWED:
         assert _params(root_typed(program, name, preset.root_args), name) == NARROWED[name]
+
+
+# ------------------------------------------------------------------ demanded bits
+# d grows by a factor of 8 a level (past 32 bits at depth 11), but low's every use of it
+# sees only its low 8 bits (d & 0xFF, and the spawns' (d << 3) ^ d ^ 5 and (d << 1) | 1
+# passed on to the same uses): d is held in a uint8 that wraps, Python's value modulo
+# 256.  Each other task adds one use that sees d's high bits -- a right shift, a
+# comparison, the returned value, a division, an index -- so d keeps a type that holds
+# every value it takes.
+DEMAND = """
+import numpy as np
+
+from revec import task
+
+TABLE = np.array([3, 1, 4, 1, 5], dtype=np.int64)
+
+@task
+def low(n, d, acc):
+    if n == 0:
+        return acc + (d & 0xFF)
+    return (low(n - 1, (d << 3) ^ d ^ 5, (acc + (d & 0xFF)) & 0xFFF)
+            + low(n - 1, (d << 1) | 1, acc))
+
+@task
+def shifted(n, d, acc):
+    if n == 0:
+        return acc + ((d >> 9) & 0xFF)
+    return (shifted(n - 1, (d << 3) ^ d ^ 5, (acc + (d & 0xFF)) & 0xFFF)
+            + shifted(n - 1, (d << 1) | 1, acc))
+
+@task
+def compared(n, d, acc):
+    if n == 0:
+        return acc + (d & 0xFF) + (1 if (d << 2) > 5000 else 0)
+    return (compared(n - 1, (d << 3) ^ d ^ 5, (acc + (d & 0xFF)) & 0xFFF)
+            + compared(n - 1, (d << 1) | 1, acc))
+
+@task
+def returned(n, d, acc):
+    if n == 0:
+        return acc + d
+    return (returned(n - 1, (d << 3) ^ d ^ 5, (acc + (d & 0xFF)) & 0xFFF)
+            + returned(n - 1, (d << 1) | 1, acc))
+
+@task
+def divided(n, d, acc):
+    if n == 0:
+        return acc + ((d // 3) & 0xFF)
+    return (divided(n - 1, (d << 3) ^ d ^ 5, (acc + (d & 0xFF)) & 0xFFF)
+            + divided(n - 1, (d << 1) | 1, acc))
+
+@task
+def indexed(n, d, acc):
+    if n == 0:
+        return acc + TABLE[d % 5]
+    return (indexed(n - 1, (d << 3) ^ d ^ 5, (acc + (d & 0xFF)) & 0xFFF)
+            + indexed(n - 1, (d << 1) | 1, acc))
+"""
+NEEDS_HIGH_BITS = ("shifted", "compared", "returned", "divided", "indexed")
+
+
+@pytest.fixture(scope="module")
+def demand(tmp_path_factory):
+    return _module(tmp_path_factory.mktemp("demand"), "demand", DEMAND)
+
+
+def _holds(program, task, args, name):
+    """The type of ``name`` holds every value it takes (by the analysis), or wraps."""
+    from revec.frontend.python import roots
+
+    t = program.tasks[task]
+    got = analyse(root_typed(program, task, args, narrow=False), task,
+                  roots._root_intervals(t, roots._positions(t), args)).params[name]
+    info = np.iinfo(next(p.ty.dtype for p in t.params if p.name == name))
+    return info.min <= got[0] and got[1] <= info.max
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(task=st.sampled_from(("low", *NEEDS_HIGH_BITS)), n=st.integers(0, 9),
+       d=st.integers(0, 255), acc=st.integers(0, 4095))
+def test_low_bits_narrowed_equals_int64_and_plain_python(demand, task, n, d, acc):
+    """d wraps in a uint8 only in low (every use sees its low 8 bits); the narrowed
+    program gives the int64 program's and plain Python's results (NumPy back end)."""
+    program = get_program(demand)
+    args = (n, d, acc)
+    plain = plain_call(demand, task, *args)
+    wide = run_loaded(program, task, args, backend="numpy", narrow=False)
+    narrow = run_loaded(program, task, args, backend="numpy")
+    assert narrow.result == wide.result == plain
+    typed = root_typed(program, task, args)
+    if task == "low":
+        assert _params(typed, task)["d"] == "uint8"
+    else:
+        assert _holds(typed, task, args, "d")
+
+
+def test_a_use_of_the_high_bits_keeps_the_whole_value(demand):
+    """At depth 11, d outgrows 32 bits: low holds it in a uint8 (its value modulo 256),
+    the others in int64; and the re-check rejects a uint8 d in every one of them (it
+    never relies on the candidates: forced, the narrowing is refused)."""
+    from revec.frontend.python import roots
+
+    program = get_program(demand)
+    args = (11, 7, 0)
+    assert _params(root_typed(program, "low", args), "low") == {
+        "n": "int8", "d": "uint8", "acc": "int16"}
+    for task in NEEDS_HIGH_BITS:
+        assert _params(root_typed(program, task, args), task)["d"] == "int64", task
+        ref = root_typed(program, task, args, narrow=False)
+        t = ref.tasks[task]
+        root = roots._root_intervals(t, roots._positions(t), args)
+        rr = analyse(ref, task, root)
+        specs = dict(program.untyped[task])
+        for ty in (np.uint8, np.uint16, np.uint32):
+            assert roots._attempt(ref, task, specs, {"d": np.dtype(ty)}, root, {}, rr) is None
+        assert roots._attempt(ref, task, specs, {"d": np.dtype(np.int64)}, root, {},
+                              rr) is not None
+    ref = root_typed(program, "low", args, narrow=False)
+    t = ref.tasks["low"]
+    root = roots._root_intervals(t, roots._positions(t), args)
+    assert roots._attempt(ref, "low", dict(program.untyped["low"]), {"d": np.dtype(np.uint8)},
+                          root, {}, analyse(ref, "low", root)) is not None
+
+
+@pytest.mark.parametrize("backend", ["c", "numba"])
+def test_low_bits_and_twins_on_the_compiled_back_ends(demand, backend):
+    """The wrapping uint8 of low, the uint16 diagonals of the nqueens twin, minmax's
+    uint16 boards and nqueens_board's int8 slots give plain Python's results compiled."""
+    low = get_program(demand)
+    assert run_loaded(low, "low", (11, 7, 0), backend=backend, workers=1).result == \
+        plain_call(demand, "low", 11, 7, 0)
+    twins = ROOT / "benchmarks" / "natural" / "unannotated"
+    for name, args in (("nqueens", (9, 0, 0, 0, 0)), ("nqueens_board", (6,)),
+                       ("minmax", (0x69, 0x9600, True))):
+        program = get_program(twins / f"{name}.py")
+        res = run_loaded(program, name, args, backend=backend, workers=1)
+        wide = run_loaded(program, name, args, backend="numpy", narrow=False)
+        plain = plain_call(twins / f"{name}.py", name,
+                           *(np.int64(a) if type(a) is int else a for a in args))
+        assert res.result == wide.result == plain, name
+        assert res.reducers == wide.reducers, name
+
+
+def test_twins_narrowed_as_annotated():
+    """The unannotated nqueens holds its masks in uint16 as the annotated one does (d1,
+    shifted left past the board, wraps: only its low 16 bits are ever read, through
+    ``& ((1 << n) - 1)``), minmax its boards in uint16 (~(x | o) equal modulo 2**16,
+    then masked), nqueens_board its board's slots in int8 (from the values placed in
+    them: col in range(n))."""
+    from revec.bench.presets import PRESETS
+
+    twins = ROOT / "benchmarks" / "natural" / "unannotated"
+    want = {"nqueens": {"row": "int8", "cols": "uint16", "d1": "uint16", "d2": "uint16"},
+            "minmax": {"x": "uint16", "o": "uint16"}}
+    for name, types in want.items():
+        program = get_program(twins / f"{name}.py")
+        got = _params(root_typed(program, name, PRESETS[name]["default"].root_args), name)
+        assert {k: got[k] for k in types} == types, name
+    program = get_program(twins / "nqueens_board.py")
+    t = root_typed(program, "nqueens_board", (12,)).tasks["nqueens_board"]
+    assert [pa.ty.dtype.name for pa in t.private] == ["int8"]
+    assert {p.ty.dtype.name for p in t.params if p.name.startswith("board_")
+            and p.name != "board_len"} == {"int8"}
+    assert len(t.private[0].fields) == 12  # (checked with the root's capacity)

@@ -49,7 +49,8 @@ def main() -> int:
         want = expected(name, preset.args)
         ann, una = HERE / f"{name}.py", HERE / "unannotated" / f"{name}.py"
         t = root_typed(get_program(una), name, args).tasks[name]
-        narrowed = ", ".join(f"{p.name}: {p.ty.dtype.name}" for p in t.user_params)
+        narrowed = ", ".join([f"{p.name}: {p.ty.dtype.name}" for p in t.user_params]
+                             + [f"{pa.name}: {pa.ty.dtype.name} slots" for pa in t.private])
         for backend in a.backends.split(","):
             times: dict[str, list[float]] = {"ann": [], "una": []}
             for path, key in ((ann, "ann"), (una, "una")):  # warm-up (compiles)

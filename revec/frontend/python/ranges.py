@@ -285,7 +285,11 @@ def _assigned(stmts: Sequence[ir.Stmt]) -> set[str]:
 
 class _Body:
     """Flow-insensitive locals of one function body: each local the join of the values
-    assigned to it, to a fixpoint (widened to its type's range after a few rounds)."""
+    assigned to it, to a fixpoint (widened to its type's range after a few rounds);
+    within straight-line code a local read after its assignment has the value assigned
+    (``child_len = board_len`` then ``child_len = child_len + 1``: one more than the
+    board's length, not a count growing with the rounds), joined after a branch and
+    forgotten where a loop may assign it again."""
 
     def __init__(self, ev: _Eval, local_tys: dict[str, ir.Ty], free: set[str]) -> None:
         self.ev = ev
@@ -293,6 +297,7 @@ class _Body:
         self.dead = False  # in code that never runs (its spawns are not collected)
         self.local_tys = local_tys
         self.locals: dict[str, Interval] = {}
+        self.strong: dict[str, Interval] = {}  # the locals' values here, where known
         self.spawns: list[tuple[Interval, ...]] = []  # every spawn's argument intervals
         self.sites: list[ir.Spawn] = []  # the spawn statement of each
 
@@ -305,6 +310,7 @@ class _Body:
             before = dict(self.locals)
             self.spawns, self.sites = [], []
             for stmts, params in parts:
+                self.strong = {}
                 self.branch(stmts, params, dict(whole) if params is None else params)
             for c, params in conds:
                 self.ev.expr(c, {**self.locals, **params})
@@ -341,8 +347,15 @@ class _Body:
         for s in stmts:
             self.stmt(s, params)
 
+    def forget(self, stmts: Sequence[ir.Stmt], *more: str) -> None:
+        """Drop the known values of the locals ``stmts`` (a loop's body) may assign."""
+        for name in (*_assigned(stmts), *more):
+            self.strong.pop(name, None)
+
     def stmt(self, s: ir.Stmt, params: dict[str, Interval]) -> None:
-        env = {**self.locals, **params}
+        if isinstance(s, ir.While):  # (its condition is evaluated after the body too)
+            self.forget(s.body)
+        env = {**self.locals, **self.strong, **params}
         ev = self.ev
         match s:
             case ir.Assign(target=t, value=v):
@@ -351,16 +364,23 @@ class _Body:
                     params[t] = join(params[t], val)  # type: ignore[assignment]
                 else:
                     self.set(t, val)
+                    self.strong[t] = val
             case ir.Unpack(targets=ts, call=c, target_tys=tys):
                 ev.expr(c, env)
                 for t, ty in zip(ts, tys):
                     self.set(t, type_range(ty))
+                    self.strong.pop(t, None)
             case ir.If(cond=c, then=a, orelse=b):
                 ev.expr(c, env)
+                start = dict(self.strong)
                 self.branch(a, refine(c, True, params, self.free), params)
+                ends, self.strong = self.strong, dict(start)
                 self.branch(b, refine(c, False, params, self.free), params)
+                self.strong = {k: (min(v[0], ends[k][0]), max(v[1], ends[k][1]))
+                               for k, v in self.strong.items() if k in ends}
             case ir.For(var=var, start=a, stop=b, step=c, body=body):
                 x, y, z = ev.expr(a, env), ev.expr(b, env), ev.expr(c, env)
+                self.forget(body, var)
                 if z[0] > 0:
                     rng = (x[0], max(x[1], y[1] - 1))
                 elif z[1] < 0:
@@ -369,9 +389,11 @@ class _Body:
                     rng = (min(x[0], y[0]), max(x[1], y[1]))
                 self.set(var, rng)
                 self.block(body, params)
+                self.forget(body, var)
             case ir.While(cond=c, body=body):
                 ev.expr(c, env)
                 self.branch(body, refine(c, True, params, self.free), params)
+                self.forget(body)
             case ir.Spawn(args=args):
                 got = tuple(ev.expr(a, env) for a in args)
                 if not self.dead:
@@ -852,21 +874,122 @@ def _helpers(program: ir.Program, calls: dict[str, dict[int, Interval]], out: Ra
         body.run([(h.body, dict(params))])
 
 
-def narrow_candidates(x: Interval) -> list[np.dtype[Any]]:
+def narrow_candidates(x: Interval, unsigned: bool = False) -> list[np.dtype[Any]]:
     """The integer types narrower than 64 bits that hold ``x``, narrowest first, one
     per width: the signed type where it holds ``x``, else the unsigned one (``x``
-    non-negative: [0, 65535] gives uint16, then int32).  Never uint64: it has no NumPy
-    type in common with int64."""
+    non-negative: [0, 65535] gives uint16, then int32); with ``unsigned``, both where
+    both hold it, the unsigned one first.  Never uint64: it has no NumPy type in common
+    with int64."""
     out: list[np.dtype[Any]] = []
-    for signed, unsigned in ((np.int8, np.uint8), (np.int16, np.uint16),
-                             (np.int32, np.uint32)):
-        for t in (signed, unsigned):
+    for signed, unsig in ((np.int8, np.uint8), (np.int16, np.uint16),
+                          (np.int32, np.uint32)):
+        for t in ((unsig, signed) if unsigned else (signed, unsig)):
             info = np.iinfo(t)
             if info.min <= x[0] and x[1] <= info.max:
                 out.append(np.dtype(t))
-                break
+                if not unsigned:
+                    break
     return out
 
 
 def describe(x: Any) -> str:  # pragma: no cover - debugging aid
     return f"[{x[0]}, {x[1]}]"
+
+
+# --------------------------------------------------------------------------- demanded bits
+ALL_BITS = 64
+
+
+def demanded(program: ir.Program, task: str, ranges: Ranges) -> dict[str, int]:
+    """How many low bits of each integer parameter of ``task`` its uses depend on (64:
+    all), to a fixpoint over the recursion (a spawn's argument is used as the child's
+    parameter is).  A use keeps a demand of ``k`` bits through ``+ - * & | ^ ~``,
+    unary ``-``, the left side of ``<<`` and the branches of a conditional (their low
+    ``k`` bits depend only on their operands' low ``k`` bits), is cut to ``w`` bits by
+    an integer cast to ``w`` bits, and to ``m`` bits where the value (by ``ranges``)
+    lies in an interval of ``2**m`` integers (``x & mask``: ``m`` the mask's bits);
+    anything else (a comparison, a division, a right shift, an index, a call's
+    argument, a returned or reduced value) demands every bit.  A guide for the types
+    :mod:`revec.frontend.python.roots` tries, which checks every one it keeps."""
+    t = program.tasks[task]
+    names = [p.name for p in t.params]
+    ints = {p.name for p in t.params if p.ty.kind in "iu"}
+    out = dict.fromkeys(ints, 0)
+
+    def use(e: ir.Expr, k: int) -> None:
+        if e.ty.kind in "iu":
+            got = ranges.nodes.get(id(e))
+            if got is not None and _finite(*got[0]):
+                k = min(k, max(int(got[0][1] - got[0][0]).bit_length(), 1))
+        match e:
+            case ir.Var(name=name):
+                if name in out:
+                    out[name] = max(out[name], k)
+            case ir.Cast(operand=o) if e.ty.kind in "iu" and o.ty.kind in "iu":
+                use(o, min(k, e.ty.dtype.itemsize * 8))
+            case ir.BinOp(op=op, left=a, right=b) if e.ty.kind in "iu" and op in (
+                    "+", "-", "*", "&", "|", "^"):
+                use(a, k)
+                use(b, k)
+            case ir.BinOp(op="<<", left=a, right=b) if e.ty.kind in "iu":
+                use(a, k)
+                use(b, ALL_BITS)
+            case ir.UnaryOp(op="~" | "-" | "+", operand=o) if e.ty.kind in "iu":
+                use(o, k)
+            case ir.IfExp(cond=c, then=a, orelse=b):
+                use(c, ALL_BITS)
+                use(a, k)
+                use(b, k)
+            case _:
+                for child in _children(e):
+                    use(child, ALL_BITS)
+
+    def stmts(xs: Iterable[Any]) -> None:
+        for s in xs:
+            if isinstance(s, ir.Spawn) and len(s.args) == len(names):
+                for name, a in zip(names, s.args):
+                    use(a, out.get(name, ALL_BITS))
+                continue
+            for f in dataclasses.fields(s):
+                v = getattr(s, f.name)
+                if isinstance(v, ir.Expr):
+                    use(v, ALL_BITS)
+                elif isinstance(v, tuple):
+                    for x in v:
+                        if isinstance(x, ir.Expr):
+                            use(x, ALL_BITS)
+                        elif isinstance(x, ir.Stmt):
+                            stmts([x])
+
+    for _ in range(ALL_BITS + 1):  # (each round only raises a demand)
+        before = dict(out)
+        use(t.is_base, ALL_BITS)
+        stmts((*t.prologue, *t.base, *t.inductive))
+        if out == before:
+            break
+    else:
+        out = dict.fromkeys(ints, ALL_BITS)
+    for name in names:  # (a parameter a statement assigns: every bit)
+        if name in out and name in _assigned((*t.prologue, *t.base, *t.inductive)):
+            out[name] = ALL_BITS
+    return out
+
+
+def bitwise(t: ir.TaskDef) -> set[str]:
+    """The parameters an operand of ``& | ^ ~`` or the left side of ``<<`` reads
+    (through casts): unsigned types suit them (nqueens' ``cols | d1 | d2``: all uint16,
+    one type, as the annotated program)."""
+    out: set[str] = set()
+    for node in ir.walk_nodes([t.is_base, t.base, t.inductive, t.prologue]):
+        sides: tuple[ir.Expr, ...] = ()
+        if isinstance(node, ir.BinOp) and node.op in ("&", "|", "^"):
+            sides = (node.left, node.right)
+        elif isinstance(node, ir.BinOp) and node.op == "<<":
+            sides = (node.left,)
+        elif isinstance(node, ir.UnaryOp) and node.op == "~":
+            sides = (node.operand,)
+        for e in sides:
+            e = _uncast(e)[0]
+            if isinstance(e, ir.Var):
+                out.add(e.name)
+    return out
