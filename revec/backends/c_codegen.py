@@ -30,7 +30,7 @@ from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
 from revec.runtime.no_return import helper_index
 from revec.transforms import kernel_plan as kp
-from revec.transforms.lanes import Fold, LaneBody
+from revec.transforms.lanes import Fold, LaneBody, MakeSpawn
 
 INLINE_ARRAY_BYTES = 1 << 16
 
@@ -393,16 +393,26 @@ class CModuleGen:
             def fold(s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
                 return self.lane_reduce(s, ind, pc, own)
 
+            by_site = step.by_site
+            staged = None if by_site is None else frozenset(
+                (s, c) for s, c, src in by_site.sources if src == "lane")
             code = c_lanes.lane_code(step.body, "        ", self.expr, fold,
-                                     CStmts(self, "kernel").stmt)
+                                     CStmts(self, "kernel").stmt, staged)
             # the lane's own fields and locals, assigned afresh in every lane (the
             # kernel's variables: the lane loop carries no dependence through them)
             loads = ["int64_t j = j0 + u;"] if step.reads else []
             loads += [f"{var(c.name)} = qp_{c.name}[j];" for c in step.reads]
             loads += [f"{var(n)} = 0;" for n in sorted(t.locals)]
             loads += [self.lane_accumulator_start(r) for r in own]
-            L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks,
-                                    [self.lane_accumulator_end(r) for r in own])
+            ends = [self.lane_accumulator_end(r) for r in own]
+            if by_site is None:
+                L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks, ends)
+            else:  # the children by spawn site (technique site_blocks)
+                fills = {(s, c): self.expr(dict(op.args)[c])
+                         for op in step.body.ops if isinstance(op, MakeSpawn)
+                         for s, c, src in by_site.sources
+                         if src == "fill" and s == op.site.index}
+                L += c_lanes.site_chunk_loop(code, by_site, f, fills, loads, "    ", ends)
             L.append("    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */")
         else:
             L.append("    for (int64_t j = 0; j < ni; j++) {")
