@@ -171,7 +171,8 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
 
 def site_chunk_loop(code: LaneCode, by_site: SiteBlocks, columns: tuple[ir.Param, ...],
                     fills: dict[tuple[int, str], str], loads: list[str], ind: str,
-                    ends: list[str] | None = None) -> list[str]:
+                    staged_step: Callable[[int], str], ends: list[str] | None = None
+                    ) -> list[str]:
     """The loop over full 32-thread chunks with the children written by spawn site (the
     plan's :class:`SiteBlocks`): the lane code stores each site's mask bytes and only
     the arguments it computes per lane; then, per (site s, spawn index k), the lanes
@@ -236,7 +237,8 @@ def site_chunk_loop(code: LaneCode, by_site: SiteBlocks, columns: tuple[ir.Param
                              f"sizeof({fill[i, p.name]}));")
                     continue
                 x = (f"qp_{p.name} + j0" if src == "input" else f"a{i}_{p.name}")
-                L.append(f"{i2}      RV_STEP{w}((const uint{w}_t *)({x}), "
+                mac = f"RV_STEP{w}" if src == "input" else staged_step(w)
+                L.append(f"{i2}      {mac}((const uint{w}_t *)({x}), "
                          f"(uint{w}_t *)(p_{p.name} + d), n{k}, w);")
             L.append(f"{i2}      n{k} += __builtin_popcount(w); }}")
             L.append(f"{i2}  }}")
@@ -403,7 +405,7 @@ class LoopEmitter:
         L += ["        }", "        uint32_t b = rv_bits32(go);"]
         for s in self.state:
             w = _bits(s.ctype)
-            L.append(f"        RV_STEP{w}((const uint{w}_t *)x_{s.name}, "
+            L.append(f"        {gen.staged_step(w)}((const uint{w}_t *)x_{s.name}, "
                      f"(uint{w}_t *)sc_{s.name}, na, b);")
         L += ["        na += __builtin_popcount(b);", "    }"]
         return L
@@ -483,7 +485,7 @@ class LoopEmitter:
         L.append(f"{ind}{{ uint32_t b = rv_bits32(go);")
         for s in self.state:
             w = _bits(s.ctype)
-            L.append(f"{ind}  RV_STEP{w}((const uint{w}_t *)x_{s.name}, "
+            L.append(f"{ind}  {gen.staged_step(w)}((const uint{w}_t *)x_{s.name}, "
                      f"(uint{w}_t *)sn_{s.name}, nn, b);")
         L.append(f"{ind}  nn += __builtin_popcount(b); }}")
         return L

@@ -91,12 +91,16 @@ class Target:
     # each site compacts its lanes straight from the input columns into the child block
     # of their spawn index, no select of the sites' lane arrays per child block (C)
     site_blocks: bool = False
+    # the steps over lane arrays a lane loop just stored move 16- and 32-bit columns in
+    # 256-bit pieces (KernelPlan.staged_steps; C on AVX-512: gcc's lane loops store them
+    # 256 bits at a time, and a 512-bit load of two such stores misses store forwarding)
+    staged_steps: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
                 state_in_place=False, lane_passes=False, leaf_inline=False,
-                site_blocks=True),
+                site_blocks=True, staged_steps=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
 }
@@ -107,7 +111,7 @@ TARGETS = {
 # The built-module caches key on the generated source, which differs.
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
-TECHNIQUES = ("leaf_inline", "site_blocks")
+TECHNIQUES = ("leaf_inline", "site_blocks", "staged_steps")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -531,6 +535,10 @@ class KernelPlan:
     # technique site_blocks: whether lane spawns write their children by spawn site
     # (empty: no lane spawns)
     site_note: str = ""
+    # technique staged_steps: the compaction steps over staged lane arrays of 16- and
+    # 32-bit columns (a spawn loop's state, a site's arguments) in 256-bit pieces
+    staged_steps: bool = False
+    staged_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -567,6 +575,8 @@ class KernelPlan:
         L.append(f"leaf inlining: {self.leaf_note}")
         if self.site_note:
             L.append(f"site blocks: {self.site_note}")
+        if self.staged_note:
+            L.append(f"staged steps: {self.staged_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -698,10 +708,38 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         steps.append(ThreadSpawns(sid("threads"), bp.inductive, ind_side.columns, dynamic,
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
+    staged, staged_note = staged_decision(steps, cols, off, tg)
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
                       tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
-                      site_note)
+                      site_note, staged, staged_note)
+
+
+def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],
+                    tg: Target) -> tuple[bool, str]:
+    """Whether the compaction steps over lane arrays a lane loop has just stored (a spawn
+    loop's staged state in both phases, a by-site lane step's staged arguments) move
+    16- and 32-bit columns in 256-bit pieces (technique ``staged_steps``), and the line
+    ``--plan`` prints.  gcc's lane loops over 32 lanes mixing byte masks with wider
+    columns store the wider ones 256 bits at a time; the AVX-512 steps load 512 bits,
+    which misses store forwarding when it spans two such stores (minmax's phase A and B
+    copies of the state).  Only AVX-512 builds change: AVX2's steps load 256 bits."""
+    staged: set[int] = set()
+    for st in steps:
+        if isinstance(st, LoopPrefix) and st.lanes > 1 or isinstance(st, LoopIterate) \
+                and st.lanes > 1:
+            staged |= {c.bits for c in st.state}
+        elif isinstance(st, LaneSpawns) and st.by_site is not None:
+            cols = {c.name: c for c in columns}
+            staged |= {cols[c].bits for _, c, src in st.by_site.sources if src == "lane"}
+    if not staged & {16, 32}:
+        return False, ""
+    if "staged_steps" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=staged_steps); it would apply"
+    if not tg.staged_steps:
+        return False, f"not on the {tg.name} back end; it would apply"
+    return True, ("on: 16- and 32-bit lane arrays a lane loop just stored are moved in "
+                  "256-bit pieces (AVX-512 builds: store forwarding)")
 
 
 def site_decision(program: ir.Program, bp: BlockProgram, body: LaneBody, ind: Side,

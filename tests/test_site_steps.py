@@ -1,9 +1,16 @@
-"""Children by spawn site (technique ``site_blocks``, revec/transforms/kernel_plan.py
+"""Two kernel techniques of the C back end whose kernels must give the same results and
+statistics on and off.
+
+Children by spawn site (technique ``site_blocks``, revec/transforms/kernel_plan.py
 ``site_decision``; on by default on the C back end, REVEC_PLAN_OFF=site_blocks off): a
 lane-spawns kernel appends, per (spawn site, spawn index), the lanes that make that site
 as their k-th spawn to child block k, straight from the input columns.  Every child
 block holds the same children as with one select per child block (only their order
 inside the block differs), so results and every statistic are the same on and off.
+
+Staged steps (technique ``staged_steps``, ``staged_decision``): the compaction steps over
+16- and 32-bit lane arrays a lane loop has just stored (a spawn loop's state: nqueens'
+16-bit masks) load 256 bits at a time.
 
 The oracle is the plain-Python run: its task tree (tests/test_schedule_policy.py) gives
 the tasks and leaves of every level and the policy's trace every other statistic."""
@@ -69,7 +76,8 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, 
     path = tmp_path_factory.mktemp("sites") / "ints.py"
     path.write_text(INTS)
     return {"graphcol": (ROOT / "benchmarks" / "graphcol.py", "graphcol", (9,)),
-            "ints": (path, "ints", (9, 1, 0))}
+            "ints": (path, "ints", (9, 1, 0)),
+            "nqueens": (ROOT / "benchmarks" / "nqueens.py", "nqueens", (8,))}
 
 
 def test_the_plan_decides_and_says_why() -> None:
@@ -95,6 +103,55 @@ def test_the_plan_decides_and_says_why() -> None:
     assert "site blocks: not applied: float reducers (fsum)" in branches.render()
 
 
+def test_staged_steps_decision() -> None:
+    nqueens = api.get_program(ROOT / "benchmarks" / "nqueens.py")
+    assert kp.build_plan(nqueens, "nqueens", off=NONE).staged_steps
+    assert "staged steps: on:" in kp.build_plan(nqueens, "nqueens", off=NONE).render()
+    off = kp.build_plan(nqueens, "nqueens", off=frozenset({"staged_steps"}))
+    assert not off.staged_steps and "staged steps: switched off" in off.render()
+    assert not kp.build_plan(nqueens, "nqueens", target="numba", off=NONE).staged_steps
+    # graphcol stages 64-bit arguments only: nothing to change
+    graphcol = api.get_program(ROOT / "benchmarks" / "graphcol.py")
+    assert not kp.build_plan(graphcol, "graphcol", off=NONE).staged_steps
+
+
+def built_pair(monkeypatch: pytest.MonkeyPatch, program: Any, task: str, technique: str
+               ) -> dict[str, Any]:
+    """The compiled task with every technique at its default ("") and ``technique``
+    switched off."""
+    built = {}
+    for off in ("", technique):
+        monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
+        monkeypatch.setenv(kp.PLAN_ON_ENV, "")
+        built[off] = api.compiled_task(program, task, "c")
+    assert built[""].source != built[technique].source
+    return built
+
+
+@pytest.mark.skipif(not HAS_GCC, reason="no gcc")
+def test_staged_steps_identical_on_and_off(
+        monkeypatch: pytest.MonkeyPatch,
+        programs: dict[str, tuple[Path, str, tuple[Any, ...]]]) -> None:
+    path, task, args = programs["nqueens"]
+    kids = task_tree(path, task, args)
+    want_reducers = api.run_program(path, task, args, variant="seq").reducers
+    program = api.get_program(path)
+    rargs = api.root_args(program, task, args)
+    built = built_pair(monkeypatch, program, task, "staged_steps")
+    assert "RV_LSTEP16(" in built[""].source and "RV_LSTEP16(" not in built["staged_steps"].source
+    want_tasks, _ = per_level(kids)
+    for strategy, b, r, p in SCHEDULES:
+        sched = Schedule.make(strategy, b, r, p)
+        got = {}
+        for off, ct in built.items():
+            reducers, stats = ct.run(rargs, sched)
+            assert reducers == want_reducers, (sched, off)
+            # (nqueens' leaves are its base cases, not the tree's childless tasks)
+            assert stats.tasks_per_level == want_tasks, (sched, off)
+            got[off] = {k: getattr(stats, k) for k in STATS}
+        assert got[""] == got["staged_steps"], sched
+
+
 @pytest.mark.skipif(not HAS_GCC, reason="no gcc")
 @pytest.mark.parametrize("name", ["graphcol", "ints"])
 def test_identical_on_and_off(name: str, monkeypatch: pytest.MonkeyPatch,
@@ -106,15 +163,10 @@ def test_identical_on_and_off(name: str, monkeypatch: pytest.MonkeyPatch,
     want_tasks, want_leaves = per_level(kids)
     program = api.get_program(path)
     rargs = api.root_args(program, task, args)
-    built = {}
-    for off in ("", "site_blocks"):
-        monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
-        monkeypatch.setenv(kp.PLAN_ON_ENV, "")
-        built[off] = api.compiled_task(program, task, "c")
+    built = built_pair(monkeypatch, program, task, "site_blocks")
     lane = built[""].plan.step(kp.LaneSpawns)
     assert isinstance(lane, kp.LaneSpawns) and lane.by_site is not None
     assert built["site_blocks"].plan.step(kp.LaneSpawns).by_site is None  # type: ignore
-    assert built[""].source != built["site_blocks"].source
     for strategy, b, r, p in SCHEDULES:
         sched = Schedule.make(strategy, b, r, p)
         want = trace(sched, kids).statistics()
