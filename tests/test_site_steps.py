@@ -153,7 +153,8 @@ def test_staged_steps_identical_on_and_off(
 
 
 @pytest.mark.skipif(not HAS_GCC, reason="no gcc")
-@pytest.mark.parametrize("name", ["graphcol", "ints"])
+# (ints builds two more modules: with -m slow)
+@pytest.mark.parametrize("name", ["graphcol", pytest.param("ints", marks=pytest.mark.slow)])
 def test_identical_on_and_off(name: str, monkeypatch: pytest.MonkeyPatch,
                               programs: dict[str, tuple[Path, str, tuple[Any, ...]]]
                               ) -> None:
