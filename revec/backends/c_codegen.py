@@ -30,7 +30,7 @@ from revec.lib import LIBRARY
 from revec.runtime.compaction import c_source as compaction_c_source
 from revec.runtime.no_return import helper_index
 from revec.transforms import kernel_plan as kp
-from revec.transforms.lanes import Fold, LaneBody
+from revec.transforms.lanes import Fold, LaneBody, MakeSpawn
 
 INLINE_ARRAY_BYTES = 1 << 16
 
@@ -201,6 +201,8 @@ class CModuleGen:
         self.loop = None if loop is None else c_lanes.LoopEmitter(self, *loop, f, self.dynamic)
         # room after each child block for the 32-element stores of the lane steps
         L = [f"#define RV_SLACK {plan.slack}"]
+        if plan.staged_steps:
+            L.append(STAGED_STEPS)
         if self.loop is not None:
             L += self.loop.globals()
         L += [f"static RV_TLS {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};"
@@ -274,6 +276,12 @@ class CModuleGen:
             L += self.step(step)
             self.consumed.append(step.id)
         return "\n".join(L)
+
+    def staged_step(self, bits: int) -> str:
+        """The compaction step macro for ``bits``-bit lane arrays a lane loop has just
+        stored (the plan's ``staged_steps``: 16 and 32 bits in 256-bit pieces)."""
+        return f"RV_LSTEP{bits}" if self.plan.staged_steps and bits in (16, 32) \
+            else f"RV_STEP{bits}"
 
     def step(self, step: kp.Step) -> list[str]:
         """The code of one step of the kernel plan."""
@@ -393,16 +401,27 @@ class CModuleGen:
             def fold(s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
                 return self.lane_reduce(s, ind, pc, own)
 
+            by_site = step.by_site
+            staged = None if by_site is None else frozenset(
+                (s, c) for s, c, src in by_site.sources if src == "lane")
             code = c_lanes.lane_code(step.body, "        ", self.expr, fold,
-                                     CStmts(self, "kernel").stmt)
+                                     CStmts(self, "kernel").stmt, staged)
             # the lane's own fields and locals, assigned afresh in every lane (the
             # kernel's variables: the lane loop carries no dependence through them)
             loads = ["int64_t j = j0 + u;"] if step.reads else []
             loads += [f"{var(c.name)} = qp_{c.name}[j];" for c in step.reads]
             loads += [f"{var(n)} = 0;" for n in sorted(t.locals)]
             loads += [self.lane_accumulator_start(r) for r in own]
-            L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks,
-                                    [self.lane_accumulator_end(r) for r in own])
+            ends = [self.lane_accumulator_end(r) for r in own]
+            if by_site is None:
+                L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks, ends)
+            else:  # the children by spawn site (technique site_blocks)
+                fills = {(s, c): self.expr(dict(op.args)[c])
+                         for op in step.body.ops if isinstance(op, MakeSpawn)
+                         for s, c, src in by_site.sources
+                         if src == "fill" and s == op.site.index}
+                L += c_lanes.site_chunk_loop(code, by_site, f, fills, loads, "    ",
+                                             self.staged_step, ends)
             L.append("    for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */")
         else:
             L.append("    for (int64_t j = 0; j < ni; j++) {")
@@ -645,6 +664,43 @@ RV_SCALAR_STEP(8) RV_SCALAR_STEP(16) RV_SCALAR_STEP(32) RV_SCALAR_STEP(64)
 #define RV_STEP16(x, o, j, b) RV_STEP_(16, x, o, j, b)
 #define RV_STEP32(x, o, j, b) RV_STEP_(32, x, o, j, b)
 #define RV_STEP64(x, o, j, b) RV_STEP_(64, x, o, j, b)
+"""
+
+# The plan's staged_steps (kernel_plan.staged_decision): steps over 32 lanes of 16- or
+# 32-bit values a lane loop has just stored.  gcc's lane loops (byte masks next to wider
+# columns) store such arrays 256 bits at a time, and the AVX-512 steps' 512-bit loads of
+# them miss store forwarding (minmax: about 13% of its kernel's samples, perf, on the
+# copies of the spawn loop's state); these steps load 256 bits at a time.  AVX2 and
+# scalar builds keep the plain steps (they load 256 bits or less).
+STAGED_STEPS = r"""
+#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+static inline void rv_lstep16(const uint16_t *x, uint16_t *o, int64_t j, uint32_t k) {
+    for (int q = 0; q < 2; q++) {
+        __mmask16 kk = (__mmask16)(k >> (16 * q));
+        __m256i v = _mm256_maskz_compress_epi16(kk, _mm256_loadu_si256((const __m256i *)(x + 16 * q)));
+        _mm256_storeu_si256((__m256i *)(o + j), v);
+        j += __builtin_popcount((uint32_t)kk);
+    }
+}
+static inline void rv_lstep32(const uint32_t *x, uint32_t *o, int64_t j, uint32_t k) {
+    for (int q = 0; q < 4; q++) {
+        __mmask8 kk = (__mmask8)(k >> (8 * q));
+        __m256i v = _mm256_maskz_compress_epi32(kk, _mm256_loadu_si256((const __m256i *)(x + 8 * q)));
+        _mm256_storeu_si256((__m256i *)(o + j), v);
+        j += __builtin_popcount((uint32_t)kk);
+    }
+}
+#define RV_LSTEP_(W, x, o, j, b) do { uint32_t b_ = (b);                                  \
+    if (b_ == 0xFFFFFFFFu) {                                                              \
+        for (int z_ = 0; z_ < W / 8; z_++)                                                \
+            memcpy((char *)((o) + (j)) + 32 * z_, (const char *)(x) + 32 * z_, 32);       \
+    } else if (b_) rv_lstep##W((x), (o), (j), b_); } while (0)
+#define RV_LSTEP16(x, o, j, b) RV_LSTEP_(16, x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_LSTEP_(32, x, o, j, b)
+#else
+#define RV_LSTEP16(x, o, j, b) RV_STEP16(x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_STEP32(x, o, j, b)
+#endif
 """
 
 # GCC vectorizes with 256-bit vectors on AVX-512 CPUs unless told otherwise (the lower

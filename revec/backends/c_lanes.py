@@ -11,7 +11,10 @@ it is (from whichever site) are appended with the table-driven compaction (one v
 step per column per block), their arguments selected from that site.
 
 Children inside a child block keep the thread-by-thread order, so results are those of
-the thread-by-thread kernel.  Expressions that only some
+the thread-by-thread kernel.  With the plan's children by spawn site
+(:func:`site_chunk_loop`, technique ``site_blocks``) each site appends its lanes to the
+child block of their spawn index straight from its columns' sources: every block holds
+the same children, ordered by chunk and then site.  Expressions that only some
 threads would evaluate (under a condition) are evaluated by all 32 lanes, so they must
 be free of side effects and of memory reads: array reads, helper and library calls
 under a condition make a body ineligible (it then runs thread by thread); the kernel
@@ -30,7 +33,7 @@ from revec.emit.cexpr import blend, ctype, select_one
 from revec.emit.names import var
 from revec.emit.writer import at
 from revec.transforms import lanes
-from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix
+from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix, SiteBlocks
 from revec.transforms.lanes import LaneBody, SpawnSite
 
 # A partial chunk of phase B with at least this many lanes runs the 32-lane code on
@@ -49,12 +52,16 @@ class LaneCode:
 
 def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
               reduce: Callable[[ir.Reduce, str, str | None], list[str]],
-              stmt: Callable[[ir.Stmt, str], list[str]]) -> LaneCode:
+              stmt: Callable[[ir.Stmt, str], list[str]],
+              staged: frozenset[tuple[int, str]] | None = None) -> LaneCode:
     """The C of an if-converted body (revec/transforms/lanes.py) for lane ``u`` of a
     32-thread chunk: ``_c<n>`` lane conditions, site ``i`` storing ``m<i>[u]`` (the lane
     makes it), ``k<i>[u]`` (its spawn index there) and ``a<i>_<column>[u]``.  Each
-    operation's lines are tagged with its statement's source position."""
-    out = [f"{ind}int _k = 0;  /* this lane's next spawn index */"]
+    operation's lines are tagged with its statement's source position.  ``staged``
+    (children by site, :func:`site_chunk_loop`): only these (site, column) arguments are
+    stored, and no spawn index (the sites' masks give it)."""
+    out = ([] if staged is not None
+           else [f"{ind}int _k = 0;  /* this lane's next spawn index */"])
     for op in body.ops:
         lines: list[str] = []
         match op:
@@ -71,9 +78,13 @@ def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
                 lines.append(f"{ind}m{i}[u] = {'1' if g is None else f'_c{g}'};")
                 if lf is not None:  # the child ran here (leaf inlining)
                     lines.append(f"{ind}l{i}[u] = _c{lf};")
-                lines.append(f"{ind}k{i}[u] = (uint8_t)_k;")
-                lines += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args]
-                lines.append(f"{ind}_k += m{i}[u];")
+                if staged is not None:
+                    lines += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args
+                              if (i, c) in staged]
+                else:
+                    lines.append(f"{ind}k{i}[u] = (uint8_t)_k;")
+                    lines += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args]
+                    lines.append(f"{ind}_k += m{i}[u];")
             case lanes.Fold(stmt=r, guard=g):
                 lines += reduce(r, ind, None if g is None else f"_c{g}")
             case lanes.Cond(index=n, cond=c, guard=g, negate=neg):
@@ -155,6 +166,89 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
             L.append(f"{i2}    klf[{k}] += __builtin_popcount(rv_bits32(lk));")
         L.append(f"{i2}}}")
     L.append(f"{ind}}}")
+    return L
+
+
+def site_chunk_loop(code: LaneCode, by_site: SiteBlocks, columns: tuple[ir.Param, ...],
+                    fills: dict[tuple[int, str], str], loads: list[str], ind: str,
+                    staged_step: Callable[[int], str], ends: list[str] | None = None
+                    ) -> list[str]:
+    """The loop over full 32-thread chunks with the children written by spawn site (the
+    plan's :class:`SiteBlocks`): the lane code stores each site's mask bytes and only
+    the arguments it computes per lane; then, per (site s, spawn index k), the lanes
+    that make site s as their k-th spawn (the site's 32-bit mask and'ed with ``e<k>``,
+    the lanes with k spawns before it, bit-sliced counters over the sites in order) are
+    appended to child block k, each column from its source: the inductive threads'
+    copy (``qp_``), 32 copies of a block-wide value (``fl<s>_<column>``, ``fills``: its
+    C expression, filled before the loop) or the staged lane array.  Each lane adds at
+    most one child to a block per chunk, so a block's 32-element stores end before
+    j0 + 64 <= ni + RV_SLACK."""
+    i2 = ind + "    "
+    L = [f"{ind}/* children by spawn site: m<s> site s's lanes, e<k> the lanes with k spawns",
+         f"{ind}   before it, n<k> child block k's count, fl<n>_<col> 32 copies of a value */"]
+    fill: dict[tuple[int, str], str] = {}  # (site, column) -> its array
+    named: dict[tuple[str, str], str] = {}  # (column, value) -> its array
+    for (s, c), value in fills.items():  # block-wide values, 32 copies
+        p = next(p for p in columns if p.name == c)
+        if (c, value) not in named:
+            named[c, value] = f"fl{len(named)}_{c}"
+            L += [f"{ind}{ctype(p.ty)} {named[c, value]}[{LANES}];",
+                  f"{ind}for (int u = 0; u < {LANES}; u++) {named[c, value]}[u] = {value};"]
+        fill[s, c] = named[c, value]
+    blocks = sorted({k for _, k in by_site.pairs})
+    # the child blocks' counts in registers during the loop (kc's stores and the
+    # columns' may alias)
+    L += [f"{ind}int64_t n{k} = kc[{k}];" for k in blocks]
+    L.append(f"{ind}for (; j0 + {LANES} <= ni; j0 += {LANES}) {{")
+    for st in code.sites:
+        L.append(f"{i2}uint8_t m{st.index}[{LANES}];")
+        if st.index in code.leaves:
+            L.append(f"{i2}uint8_t l{st.index}[{LANES}];")
+        L += [f"{i2}{ctype(p.ty)} a{st.index}_{p.name}[{LANES}];" for p in columns
+              if by_site.source(st.index, p.name) == "lane"]
+    L.append("#pragma GCC ivdep")
+    L.append(f"{i2}for (int u = 0; u < {LANES}; u++) {{")
+    L += [f"{i2}    {x}" for x in loads]
+    L += [f"    {x}" for x in code.lines]
+    L += [f"{i2}    {x}" for x in ends or ()]  # (the lane's own accumulators merged)
+    L.append(f"{i2}}}")
+    top = max(k for _, k in by_site.pairs)
+    # e<k>: the lanes that made k spawns before the current site
+    L.append(f"{i2}uint32_t e0 = 0xFFFFFFFFu" + "".join(f", e{k} = 0" for k in range(1, top + 1))
+             + ";")
+    L.append(f"{i2}(void)e0;")
+    for st in code.sites:
+        i = st.index
+        L.append(f"{i2}{{ const uint32_t b = rv_bits32(m{i});")
+        if i in code.leaves:
+            L.append(f"{i2}  const uint32_t lb = rv_bits32(l{i});")
+        for s, k in by_site.pairs:
+            if s != i:
+                continue
+            L.append(f"{i2}  {{ uint32_t w = b & e{k};")
+            if i in code.leaves:  # children that ran in the lane: counted, not written
+                L.append(f"{i2}    klf[{k}] += __builtin_popcount(w & lb); w &= ~lb;")
+            L.append(f"{i2}    if (w) {{ int64_t d = out_base + {k} * ns;")
+            for p in columns:
+                w = 8 * p.ty.dtype.itemsize
+                src = by_site.source(i, p.name)
+                if src == "fill":
+                    L.append(f"{i2}      memcpy(p_{p.name} + d + n{k}, {fill[i, p.name]}, "
+                             f"sizeof({fill[i, p.name]}));")
+                    continue
+                x = (f"qp_{p.name} + j0" if src == "input" else f"a{i}_{p.name}")
+                mac = f"RV_STEP{w}" if src == "input" else staged_step(w)
+                L.append(f"{i2}      {mac}((const uint{w}_t *)({x}), "
+                         f"(uint{w}_t *)(p_{p.name} + d), n{k}, w);")
+            L.append(f"{i2}      n{k} += __builtin_popcount(w); }}")
+            L.append(f"{i2}  }}")
+        if st is not code.sites[-1]:  # the lanes making this site have one spawn more
+            for k in range(top, 0, -1):
+                L.append(f"{i2}  e{k} = (e{k} & ~b) | (e{k - 1} & b);")
+            L.append(f"{i2}  e0 &= ~b;")
+        L.append(f"{i2}}}")
+    L.append(f"{ind}}}")
+    L += [f"{ind}kc[{k}] = n{k};" for k in blocks]
     return L
 
 
@@ -311,7 +405,7 @@ class LoopEmitter:
         L += ["        }", "        uint32_t b = rv_bits32(go);"]
         for s in self.state:
             w = _bits(s.ctype)
-            L.append(f"        RV_STEP{w}((const uint{w}_t *)x_{s.name}, "
+            L.append(f"        {gen.staged_step(w)}((const uint{w}_t *)x_{s.name}, "
                      f"(uint{w}_t *)sc_{s.name}, na, b);")
         L += ["        na += __builtin_popcount(b);", "    }"]
         return L
@@ -391,7 +485,7 @@ class LoopEmitter:
         L.append(f"{ind}{{ uint32_t b = rv_bits32(go);")
         for s in self.state:
             w = _bits(s.ctype)
-            L.append(f"{ind}  RV_STEP{w}((const uint{w}_t *)x_{s.name}, "
+            L.append(f"{ind}  {gen.staged_step(w)}((const uint{w}_t *)x_{s.name}, "
                      f"(uint{w}_t *)sn_{s.name}, nn, b);")
         L.append(f"{ind}  nn += __builtin_popcount(b); }}")
         return L

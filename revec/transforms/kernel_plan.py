@@ -90,11 +90,20 @@ class Target:
     # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower; C 0.38x - 0.70x on all
     # four (the lane-code shape costs more than the leaves' frames it saves: docs/backends.md)
     leaf_inline: bool = False
+    # lane spawns write their children by spawn site (KernelPlan.site_note, SiteBlocks):
+    # each site compacts its lanes straight from the input columns into the child block
+    # of their spawn index, no select of the sites' lane arrays per child block (C)
+    site_blocks: bool = False
+    # the steps over lane arrays a lane loop just stored move 16- and 32-bit columns in
+    # 256-bit pieces (KernelPlan.staged_steps; C on AVX-512: gcc's lane loops store them
+    # 256 bits at a time, and a 512-bit load of two such stores misses store forwarding)
+    staged_steps: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
-                state_in_place=False, lane_passes=False, leaf_inline=False),
+                state_in_place=False, lane_passes=False, leaf_inline=False,
+                site_blocks=True, staged_steps=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
 }
@@ -105,7 +114,7 @@ TARGETS = {
 # The built-module caches key on the generated source, which differs.
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
-TECHNIQUES = ("leaf_inline",)
+TECHNIQUES = ("leaf_inline", "site_blocks", "staged_steps")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -356,6 +365,36 @@ class StraightSpawns(Step):
 
 
 @dataclass(frozen=True)
+class SiteBlocks:
+    """A lane-spawns step's children written by spawn site (technique ``site_blocks``):
+    per 32-lane chunk, for each pair (site s, spawn index k) in ``pairs`` (in the body's
+    order), the lanes that make site s as their k-th spawn are appended to child block k
+    by one compaction step per column, straight from the column's source at that site:
+    ``input``, the inductive threads' copy (an argument passing a field on unchanged),
+    ``fill``, a value the same in every lane of the block (32 copies stored, no
+    compaction), or ``lane``, the site's argument staged per lane.  The lanes' spawn
+    indices come from the sites' 32-bit masks (bit-sliced counters), not per lane.
+    Every child block holds the same children as with one select per child block; within
+    a block they are ordered by chunk, then site (not thread by thread): the plan takes
+    it only where the order of the children cannot change a result (no float reducer,
+    no output array)."""
+
+    pairs: tuple[tuple[int, int], ...]
+    sources: tuple[tuple[int, str, str], ...]  # (site, column, input / fill / lane)
+
+    def source(self, site: int, column: str) -> str:
+        return next(src for s, c, src in self.sources if s == site and c == column)
+
+    def render(self) -> list[str]:
+        sites = sorted({s for s, _ in self.pairs})
+        out = [f"by spawn site: (site, child block) {', '.join(f'({s}, {k})' for s, k in self.pairs)}"]
+        for s in sites:
+            parts = [f"{c} <- {src}" for ss, c, src in self.sources if ss == s]
+            out.append(f"site {s}: {', '.join(parts)}")
+        return out
+
+
+@dataclass(frozen=True)
 class LaneSpawns(Step):
     """The inductive case ``lanes`` threads at a time as if-converted lane code: each
     spawn site records per lane whether it spawned, its spawn index and arguments; then
@@ -380,6 +419,8 @@ class LaneSpawns(Step):
     # leaf inlining (KernelPlan.leaf_inline): every site tests its child and runs a
     # child that is a base case in the lane; each child block counts those children
     leaves: bool = False
+    # children written by spawn site (technique site_blocks), else by child block
+    by_site: SiteBlocks | None = None
 
     def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
         """The passes grouped into loops: one store per loop (LLVM vectorizes such a
@@ -400,10 +441,13 @@ class LaneSpawns(Step):
         sites = ", ".join(f"#{s.index} k in {{{', '.join(map(str, sorted(s.kset)))}}}"
                           + (" conditional" if s.conditional else "") for s in self.sites)
         out = [f"reads {_names(self.reads)}", f"lanes: {self.lanes}",
-               f"spawn sites: {sites}",
-               f"child blocks: {', '.join(map(str, self.child_blocks))} (one compaction "
-               "step per column each)",
-               "fast paths: " + "; ".join(self.fast_paths)]
+               f"spawn sites: {sites}"]
+        if self.by_site is not None:
+            out += self.by_site.render()
+        else:
+            out.append(f"child blocks: {', '.join(map(str, self.child_blocks))} (one "
+                       "compaction step per column each)")
+        out.append("fast paths: " + "; ".join(self.fast_paths))
         if self.leaves:
             out.append("leaf inlining: a child whose is-base test holds runs its base case "
                        "in the lane, keeps its spawn index and is counted (child block k's "
@@ -534,6 +578,13 @@ class KernelPlan:
     # (None: not applied, ``leaf_note`` says why)
     leaf_inline: LeafInline | None = None
     leaf_note: str = ""
+    # technique site_blocks: whether lane spawns write their children by spawn site
+    # (empty: no lane spawns)
+    site_note: str = ""
+    # technique staged_steps: the compaction steps over staged lane arrays of 16- and
+    # 32-bit columns (a spawn loop's state, a site's arguments) in 256-bit pieces
+    staged_steps: bool = False
+    staged_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -568,6 +619,10 @@ class KernelPlan:
             L.append(f"bounds (read as at block start; published at store-reducers): "
                      f"{', '.join(self.bounds)}")
         L.append(f"leaf inlining: {self.leaf_note}")
+        if self.site_note:
+            L.append(f"site blocks: {self.site_note}")
+        if self.staged_note:
+            L.append(f"staged steps: {self.staged_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -644,6 +699,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                           contains_return(bp.base)))
     dynamic = bp.max_spawns is None
     slack = 0
+    site_note = ""  # (shown for lane spawns only)
     if straight_spawns(inductive) and leaf is None:
         steps.append(StraightSpawns(sid("straight"), bp.inductive, ind_side.columns,
                                     bp.max_spawns or 0))
@@ -653,11 +709,12 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
         passes, fills, sources = (lane_passes(bp, body, blocks, ind_side, inductive)
                                   if tg.lane_passes else ((), (), ()))
+        by_site, site_note = site_decision(program, bp, body, ind_side, inductive, off, tg)
         steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, body,
                                 blocks, ("a child block's 32 lanes all spawn -> copy",
                                          "none spawns -> skip"),
                                 tg.counts_in_locals and len(blocks) == 2,
-                                passes, fills, sources, leaf is not None))
+                                passes, fills, sources, leaf is not None, by_site))
         slack = LANES
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
@@ -697,9 +754,85 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         steps.append(ThreadSpawns(sid("threads"), bp.inductive, ind_side.columns, dynamic,
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
+    staged, staged_note = staged_decision(steps, cols, off, tg)
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
-                      tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note)
+                      tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
+                      site_note, staged, staged_note)
+
+
+def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],
+                    tg: Target) -> tuple[bool, str]:
+    """Whether the compaction steps over lane arrays a lane loop has just stored (a spawn
+    loop's staged state in both phases, a by-site lane step's staged arguments) move
+    16- and 32-bit columns in 256-bit pieces (technique ``staged_steps``), and the line
+    ``--plan`` prints.  gcc's lane loops over 32 lanes mixing byte masks with wider
+    columns store the wider ones 256 bits at a time; the AVX-512 steps load 512 bits,
+    which misses store forwarding when it spans two such stores (minmax's phase A and B
+    copies of the state).  Only AVX-512 builds change: AVX2's steps load 256 bits."""
+    staged: set[int] = set()
+    for st in steps:
+        if isinstance(st, LoopPrefix) and st.lanes > 1 or isinstance(st, LoopIterate) \
+                and st.lanes > 1:
+            staged |= {c.bits for c in st.state}
+        elif isinstance(st, LaneSpawns) and st.by_site is not None:
+            cols = {c.name: c for c in columns}
+            staged |= {cols[c].bits for _, c, src in st.by_site.sources if src == "lane"}
+    if not staged & {16, 32}:
+        return False, ""
+    if "staged_steps" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=staged_steps); it would apply"
+    if not tg.staged_steps:
+        return False, f"not on the {tg.name} back end; it would apply"
+    return True, ("on: 16- and 32-bit lane arrays a lane loop just stored are moved in "
+                  "256-bit pieces (AVX-512 builds: store forwarding)")
+
+
+def site_decision(program: ir.Program, bp: BlockProgram, body: LaneBody, ind: Side,
+                  stmts: tuple[ir.Stmt, ...], off: frozenset[str], tg: Target
+                  ) -> tuple[SiteBlocks | None, str]:
+    """Whether a lane-spawns step writes its children by spawn site (:class:`SiteBlocks`),
+    and the line ``--plan`` prints about it.
+
+    Each child block gets the same children either way (the lanes whose k-th spawn a
+    site makes), so the schedule's blocks and every statistic are unchanged; only their
+    order inside a block differs (by chunk, then site).  That order decides nothing but
+    the order in which the children's own code runs, which matters to a float reducer
+    (rounding) and to stores into output arrays (which write lands last): with either,
+    not applied."""
+    spawns = [op for op in body.ops if isinstance(op, MakeSpawn)]
+    if not spawns:
+        return None, "not applied: no spawn"
+    floats = sorted(r.name for r in bp.reducers if r.dtype.kind not in "iub")
+    if floats:
+        return None, (f"not applied: float reducers ({', '.join(floats)}): the order of "
+                      "the children in a block would change their rounding")
+    if program.outputs or written_arrays(bp.task.inductive + bp.task.base):
+        return None, "not applied: output arrays (the order of the children's stores)"
+    if "site_blocks" in off:
+        return None, f"switched off ({PLAN_OFF_ENV}=site_blocks); it would apply"
+    if not tg.site_blocks:
+        return None, f"not on the {tg.name} back end; it would apply"
+    assigned = assigned_names(stmts)
+    moved = {c.name for c in ind.columns} if ind.keep == "copy" else set()
+    block_wide = set(bp.uniform) | set(bp.invariant)
+    pairs: list[tuple[int, int]] = []
+    sources: list[tuple[int, str, str]] = []
+    for op in spawns:
+        s = op.site.index
+        pairs += [(s, k) for k in sorted(op.site.kset)]
+        for name, a in op.args:
+            used = used_vars(a)
+            if isinstance(a, ir.Var) and a.name == name and name not in assigned \
+                    and name in moved:
+                sources.append((s, name, "input"))
+            elif used <= block_wide and not used & assigned:
+                sources.append((s, name, "fill"))
+            else:
+                sources.append((s, name, "lane"))
+    sb = SiteBlocks(tuple(pairs), tuple(sources))
+    return sb, ("on: each spawn site compacts its lanes into the child block of their "
+                "spawn index, straight from the input columns (no select per child block)")
 
 
 def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stmt, ...],

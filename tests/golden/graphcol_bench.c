@@ -162,21 +162,19 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
     int64_t j0 = 0;
+    /* children by spawn site: m<s> site s's lanes, e<k> the lanes with k spawns
+       before it, n<k> child block k's count, fl<n>_<col> 32 copies of a value */
+    int8_t fl0_v[32];
+    for (int u = 0; u < 32; u++) fl0_v[u] = ((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1)));
+    int64_t n0 = kc[0];
+    int64_t n1 = kc[1];
+    int64_t n2 = kc[2];
     for (; j0 + 32 <= ni; j0 += 32) {
-        RV_MAYBE_UNUSED uint8_t m0[32], k0[32];
-        int8_t a0_v[32];
+        uint8_t m0[32];
         uint64_t a0_red[32];
-        uint64_t a0_green[32];
-        uint64_t a0_blue[32];
-        RV_MAYBE_UNUSED uint8_t m1[32], k1[32];
-        int8_t a1_v[32];
-        uint64_t a1_red[32];
+        uint8_t m1[32];
         uint64_t a1_green[32];
-        uint64_t a1_blue[32];
-        RV_MAYBE_UNUSED uint8_t m2[32], k2[32];
-        int8_t a2_v[32];
-        uint64_t a2_red[32];
-        uint64_t a2_green[32];
+        uint8_t m2[32];
         uint64_t a2_blue[32];
 #pragma GCC ivdep
         for (int u = 0; u < 32; u++) {
@@ -186,7 +184,6 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_blue = qp_blue[j];
             v_b = 0;
             v_nb = 0;
-            int _k = 0;  /* this lane's next spawn index */
 #line 44 "graphcol.py"
             v_nb = a_EARLIER[rv_idx(((int64_t)(v_v)), 38)];
             v_b = a_BIT[rv_idx(((int64_t)(v_v)), 38)];
@@ -195,121 +192,87 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             RV_MAYBE_UNUSED uint8_t _c1 = !((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
             m0[u] = _c0;
 #line 47 "graphcol.py"
-            k0[u] = (uint8_t)_k;
-#line 47 "graphcol.py"
-            a0_v[u] = ((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1)));
-#line 47 "graphcol.py"
             a0_red[u] = ((uint64_t)(v_red | v_b));
-#line 47 "graphcol.py"
-            a0_green[u] = v_green;
-#line 47 "graphcol.py"
-            a0_blue[u] = v_blue;
-#line 47 "graphcol.py"
-            _k += m0[u];
             RV_MAYBE_UNUSED uint8_t _c2 = ((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
 #line 48 "graphcol.py"
             RV_MAYBE_UNUSED uint8_t _c3 = !((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
             m1[u] = _c2;
 #line 49 "graphcol.py"
-            k1[u] = (uint8_t)_k;
-#line 49 "graphcol.py"
-            a1_v[u] = ((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1)));
-#line 49 "graphcol.py"
-            a1_red[u] = v_red;
-#line 49 "graphcol.py"
             a1_green[u] = ((uint64_t)(v_green | v_b));
-#line 49 "graphcol.py"
-            a1_blue[u] = v_blue;
-#line 49 "graphcol.py"
-            _k += m1[u];
             RV_MAYBE_UNUSED uint8_t _c4 = ((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
 #line 50 "graphcol.py"
             RV_MAYBE_UNUSED uint8_t _c5 = !((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
             m2[u] = _c4;
 #line 51 "graphcol.py"
-            k2[u] = (uint8_t)_k;
-#line 51 "graphcol.py"
-            a2_v[u] = ((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1)));
-#line 51 "graphcol.py"
-            a2_red[u] = v_red;
-#line 51 "graphcol.py"
-            a2_green[u] = v_green;
-#line 51 "graphcol.py"
             a2_blue[u] = ((uint64_t)(v_blue | v_b));
-#line 51 "graphcol.py"
-            _k += m2[u];
-#line 1767 "graphcol_graphcol.c"
+#line 1734 "graphcol_graphcol.c"
         }
-        {
-            uint8_t mk[32];
-            int8_t ak_v[32];
-            uint64_t ak_red[32];
-            uint64_t ak_green[32];
-            uint64_t ak_blue[32];
-#pragma GCC ivdep
-            for (int u = 0; u < 32; u++) {
-                uint8_t s0 = m0[u];
-                uint8_t s1 = (m1[u] & (k1[u] == 0));
-                uint8_t s2 = (m2[u] & (k2[u] == 0));
-                mk[u] = s0 | s1 | s2;
-                ak_v[u] = ((int8_t)(((uint8_t)(a0_v[u]) & (uint8_t)(0 - (uint8_t)(s0))) | ((uint8_t)(a1_v[u]) & (uint8_t)(0 - (uint8_t)(s1))) | ((uint8_t)(a2_v[u]) & (uint8_t)(0 - (uint8_t)(s2)))));
-                ak_red[u] = ((uint64_t)(((uint64_t)(a0_red[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a1_red[u]) & (uint64_t)(0 - (uint64_t)(s1))) | ((uint64_t)(a2_red[u]) & (uint64_t)(0 - (uint64_t)(s2)))));
-                ak_green[u] = ((uint64_t)(((uint64_t)(a0_green[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a1_green[u]) & (uint64_t)(0 - (uint64_t)(s1))) | ((uint64_t)(a2_green[u]) & (uint64_t)(0 - (uint64_t)(s2)))));
-                ak_blue[u] = ((uint64_t)(((uint64_t)(a0_blue[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a1_blue[u]) & (uint64_t)(0 - (uint64_t)(s1))) | ((uint64_t)(a2_blue[u]) & (uint64_t)(0 - (uint64_t)(s2)))));
-            }
-            uint32_t b = rv_bits32(mk); int64_t d = out_base + 0 * ns;
-            RV_STEP8((const uint8_t *)ak_v, (uint8_t *)(p_v + d), kc[0], b);
-            RV_STEP64((const uint64_t *)ak_red, (uint64_t *)(p_red + d), kc[0], b);
-            RV_STEP64((const uint64_t *)ak_green, (uint64_t *)(p_green + d), kc[0], b);
-            RV_STEP64((const uint64_t *)ak_blue, (uint64_t *)(p_blue + d), kc[0], b);
-            kc[0] += __builtin_popcount(b);
+        uint32_t e0 = 0xFFFFFFFFu, e1 = 0, e2 = 0;
+        (void)e0;
+        { const uint32_t b = rv_bits32(m0);
+          { uint32_t w = b & e0;
+            if (w) { int64_t d = out_base + 0 * ns;
+              memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
+              RV_STEP64((const uint64_t *)(a0_red), (uint64_t *)(p_red + d), n0, w);
+              RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n0, w);
+              RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n0, w);
+              n0 += __builtin_popcount(w); }
+          }
+          e2 = (e2 & ~b) | (e1 & b);
+          e1 = (e1 & ~b) | (e0 & b);
+          e0 &= ~b;
         }
-        {
-            uint8_t mk[32];
-            int8_t ak_v[32];
-            uint64_t ak_red[32];
-            uint64_t ak_green[32];
-            uint64_t ak_blue[32];
-#pragma GCC ivdep
-            for (int u = 0; u < 32; u++) {
-                uint8_t s0 = (m1[u] & (k1[u] == 1));
-                uint8_t s1 = (m2[u] & (k2[u] == 1));
-                mk[u] = s0 | s1;
-                ak_v[u] = ((int8_t)(((uint8_t)(a1_v[u]) & (uint8_t)(0 - (uint8_t)(s0))) | ((uint8_t)(a2_v[u]) & (uint8_t)(0 - (uint8_t)(s1)))));
-                ak_red[u] = ((uint64_t)(((uint64_t)(a1_red[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a2_red[u]) & (uint64_t)(0 - (uint64_t)(s1)))));
-                ak_green[u] = ((uint64_t)(((uint64_t)(a1_green[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a2_green[u]) & (uint64_t)(0 - (uint64_t)(s1)))));
-                ak_blue[u] = ((uint64_t)(((uint64_t)(a1_blue[u]) & (uint64_t)(0 - (uint64_t)(s0))) | ((uint64_t)(a2_blue[u]) & (uint64_t)(0 - (uint64_t)(s1)))));
-            }
-            uint32_t b = rv_bits32(mk); int64_t d = out_base + 1 * ns;
-            RV_STEP8((const uint8_t *)ak_v, (uint8_t *)(p_v + d), kc[1], b);
-            RV_STEP64((const uint64_t *)ak_red, (uint64_t *)(p_red + d), kc[1], b);
-            RV_STEP64((const uint64_t *)ak_green, (uint64_t *)(p_green + d), kc[1], b);
-            RV_STEP64((const uint64_t *)ak_blue, (uint64_t *)(p_blue + d), kc[1], b);
-            kc[1] += __builtin_popcount(b);
+        { const uint32_t b = rv_bits32(m1);
+          { uint32_t w = b & e0;
+            if (w) { int64_t d = out_base + 0 * ns;
+              memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
+              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n0, w);
+              RV_STEP64((const uint64_t *)(a1_green), (uint64_t *)(p_green + d), n0, w);
+              RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n0, w);
+              n0 += __builtin_popcount(w); }
+          }
+          { uint32_t w = b & e1;
+            if (w) { int64_t d = out_base + 1 * ns;
+              memcpy(p_v + d + n1, fl0_v, sizeof(fl0_v));
+              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n1, w);
+              RV_STEP64((const uint64_t *)(a1_green), (uint64_t *)(p_green + d), n1, w);
+              RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n1, w);
+              n1 += __builtin_popcount(w); }
+          }
+          e2 = (e2 & ~b) | (e1 & b);
+          e1 = (e1 & ~b) | (e0 & b);
+          e0 &= ~b;
         }
-        {
-            uint8_t mk[32];
-            int8_t ak_v[32];
-            uint64_t ak_red[32];
-            uint64_t ak_green[32];
-            uint64_t ak_blue[32];
-#pragma GCC ivdep
-            for (int u = 0; u < 32; u++) {
-                uint8_t s0 = (m2[u] & (k2[u] == 2));
-                mk[u] = s0;
-                ak_v[u] = a2_v[u];
-                ak_red[u] = a2_red[u];
-                ak_green[u] = a2_green[u];
-                ak_blue[u] = a2_blue[u];
-            }
-            uint32_t b = rv_bits32(mk); int64_t d = out_base + 2 * ns;
-            RV_STEP8((const uint8_t *)ak_v, (uint8_t *)(p_v + d), kc[2], b);
-            RV_STEP64((const uint64_t *)ak_red, (uint64_t *)(p_red + d), kc[2], b);
-            RV_STEP64((const uint64_t *)ak_green, (uint64_t *)(p_green + d), kc[2], b);
-            RV_STEP64((const uint64_t *)ak_blue, (uint64_t *)(p_blue + d), kc[2], b);
-            kc[2] += __builtin_popcount(b);
+        { const uint32_t b = rv_bits32(m2);
+          { uint32_t w = b & e0;
+            if (w) { int64_t d = out_base + 0 * ns;
+              memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
+              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n0, w);
+              RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n0, w);
+              RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n0, w);
+              n0 += __builtin_popcount(w); }
+          }
+          { uint32_t w = b & e1;
+            if (w) { int64_t d = out_base + 1 * ns;
+              memcpy(p_v + d + n1, fl0_v, sizeof(fl0_v));
+              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n1, w);
+              RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n1, w);
+              RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n1, w);
+              n1 += __builtin_popcount(w); }
+          }
+          { uint32_t w = b & e2;
+            if (w) { int64_t d = out_base + 2 * ns;
+              memcpy(p_v + d + n2, fl0_v, sizeof(fl0_v));
+              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n2, w);
+              RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n2, w);
+              RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n2, w);
+              n2 += __builtin_popcount(w); }
+          }
         }
     }
+    kc[0] = n0;
+    kc[1] = n1;
+    kc[2] = n2;
     for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */
         int64_t si = 0;
         v_red = qp_red[j];
@@ -398,7 +361,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             }
 #line 50 "graphcol.py"
         }
-#line 1927 "graphcol_graphcol.c"
+#line 1890 "graphcol_graphcol.c"
         (void)si;
     }
     acc_colourings = la_colourings;
@@ -530,13 +493,13 @@ void revec_free(void *p) { free(p); }
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue);
 #line 39 "graphcol.py"
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue) {
-#line 2059 "graphcol_graphcol.c"
+#line 2022 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2065 "graphcol_graphcol.c"
+#line 2028 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -556,7 +519,7 @@ static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         seq_graphcol(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))), ((uint64_t)(v_red)), ((uint64_t)(v_green)), ((uint64_t)(((uint64_t)(v_blue | v_b)))));
 #line 50 "graphcol.py"
     }
-#line 2085 "graphcol_graphcol.c"
+#line 2048 "graphcol_graphcol.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -577,13 +540,13 @@ static int64_t rv_omp_cutoff;
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth);
 #line 39 "graphcol.py"
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth) {
-#line 2106 "graphcol_graphcol.c"
+#line 2069 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2112 "graphcol_graphcol.c"
+#line 2075 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -675,7 +638,7 @@ static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         }
 #line 50 "graphcol.py"
     }
-#line 2204 "graphcol_graphcol.c"
+#line 2167 "graphcol_graphcol.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

@@ -60,6 +60,36 @@
 static RV_TLS int64_t acc_solutions;
 
 #define RV_SLACK 32
+
+#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+static inline void rv_lstep16(const uint16_t *x, uint16_t *o, int64_t j, uint32_t k) {
+    for (int q = 0; q < 2; q++) {
+        __mmask16 kk = (__mmask16)(k >> (16 * q));
+        __m256i v = _mm256_maskz_compress_epi16(kk, _mm256_loadu_si256((const __m256i *)(x + 16 * q)));
+        _mm256_storeu_si256((__m256i *)(o + j), v);
+        j += __builtin_popcount((uint32_t)kk);
+    }
+}
+static inline void rv_lstep32(const uint32_t *x, uint32_t *o, int64_t j, uint32_t k) {
+    for (int q = 0; q < 4; q++) {
+        __mmask8 kk = (__mmask8)(k >> (8 * q));
+        __m256i v = _mm256_maskz_compress_epi32(kk, _mm256_loadu_si256((const __m256i *)(x + 8 * q)));
+        _mm256_storeu_si256((__m256i *)(o + j), v);
+        j += __builtin_popcount((uint32_t)kk);
+    }
+}
+#define RV_LSTEP_(W, x, o, j, b) do { uint32_t b_ = (b);                                  \
+    if (b_ == 0xFFFFFFFFu) {                                                              \
+        for (int z_ = 0; z_ < W / 8; z_++)                                                \
+            memcpy((char *)((o) + (j)) + 32 * z_, (const char *)(x) + 32 * z_, 32);       \
+    } else if (b_) rv_lstep##W((x), (o), (j), b_); } while (0)
+#define RV_LSTEP16(x, o, j, b) RV_LSTEP_(16, x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_LSTEP_(32, x, o, j, b)
+#else
+#define RV_LSTEP16(x, o, j, b) RV_STEP16(x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_STEP32(x, o, j, b)
+#endif
+
 static RV_TLS uint16_t *sa_v_cols, *sb_v_cols;
 static RV_TLS uint16_t *sa_v_d1, *sb_v_d1;
 static RV_TLS uint16_t *sa_v_d2, *sb_v_d2;
@@ -143,7 +173,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         for (int u = 0; u < 32; u++) {
 #line 21 "nqueens.py"
             m[u] = ((((int32_t)(v_row)) == v_n)) ? 1 : 0;
-#line 1672 "nqueens_nqueens.c"
+#line 1702 "nqueens_nqueens.c"
         }
         uint32_t bits = rv_bits32(m);
         RV_STEP16((const uint16_t *)(p_cols + off + t), (uint16_t *)qp_cols, ni, ~bits);
@@ -160,7 +190,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_d2 = p_d2[off + t];
 #line 21 "nqueens.py"
         int64_t isb = ((((int32_t)(v_row)) == v_n)) ? 1 : 0;
-#line 1689 "nqueens_nqueens.c"
+#line 1719 "nqueens_nqueens.c"
         qp_cols[ni] = v_cols;
         qp_d1[ni] = v_d1;
         qp_d2[ni] = v_d2;
@@ -170,7 +200,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     for (int64_t j = 0; j < nb; j++) {
 #line 22 "nqueens.py"
         la_solutions = (int64_t)((uint64_t)la_solutions + (uint64_t)(INT64_C(1)));
-#line 1699 "nqueens_nqueens.c"
+#line 1729 "nqueens_nqueens.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -199,17 +229,17 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
 #line 24 "nqueens.py"
             v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
             go[u] = ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1728 "nqueens_nqueens.c"
+#line 1758 "nqueens_nqueens.c"
             x_v_cols[u] = v_cols;
             x_v_d1[u] = v_d1;
             x_v_d2[u] = v_d2;
             x_v_free[u] = v_free;
         }
         uint32_t b = rv_bits32(go);
-        RV_STEP16((const uint16_t *)x_v_cols, (uint16_t *)sc_v_cols, na, b);
-        RV_STEP16((const uint16_t *)x_v_d1, (uint16_t *)sc_v_d1, na, b);
-        RV_STEP16((const uint16_t *)x_v_d2, (uint16_t *)sc_v_d2, na, b);
-        RV_STEP16((const uint16_t *)x_v_free, (uint16_t *)sc_v_free, na, b);
+        RV_LSTEP16((const uint16_t *)x_v_cols, (uint16_t *)sc_v_cols, na, b);
+        RV_LSTEP16((const uint16_t *)x_v_d1, (uint16_t *)sc_v_d1, na, b);
+        RV_LSTEP16((const uint16_t *)x_v_d2, (uint16_t *)sc_v_d2, na, b);
+        RV_LSTEP16((const uint16_t *)x_v_free, (uint16_t *)sc_v_free, na, b);
         na += __builtin_popcount(b);
     }
     for (int64_t j = j0; j < ni; j++) {  /* the rest, thread by thread */
@@ -218,14 +248,14 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_d2 = qp_d2[j];
 #line 24 "nqueens.py"
         v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
-#line 1747 "nqueens_nqueens.c"
+#line 1777 "nqueens_nqueens.c"
         sc_v_cols[na] = v_cols;
         sc_v_d1[na] = v_d1;
         sc_v_d2[na] = v_d2;
         sc_v_free[na] = v_free;
 #line 25 "nqueens.py"
         na += ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1754 "nqueens_nqueens.c"
+#line 1784 "nqueens_nqueens.c"
     }
     /* phase B: iteration it of every active thread makes its spawn it */
     for (int64_t it = 0; na > 0; it++) {
@@ -279,7 +309,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1808 "nqueens_nqueens.c"
+#line 1838 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -293,10 +323,10 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 }
                 kc[it] += 32;
                 { uint32_t b = rv_bits32(go);
-                  RV_STEP16((const uint16_t *)x_v_cols, (uint16_t *)sn_v_cols, nn, b);
-                  RV_STEP16((const uint16_t *)x_v_d1, (uint16_t *)sn_v_d1, nn, b);
-                  RV_STEP16((const uint16_t *)x_v_d2, (uint16_t *)sn_v_d2, nn, b);
-                  RV_STEP16((const uint16_t *)x_v_free, (uint16_t *)sn_v_free, nn, b);
+                  RV_LSTEP16((const uint16_t *)x_v_cols, (uint16_t *)sn_v_cols, nn, b);
+                  RV_LSTEP16((const uint16_t *)x_v_d1, (uint16_t *)sn_v_d1, nn, b);
+                  RV_LSTEP16((const uint16_t *)x_v_d2, (uint16_t *)sn_v_d2, nn, b);
+                  RV_LSTEP16((const uint16_t *)x_v_free, (uint16_t *)sn_v_free, nn, b);
                   nn += __builtin_popcount(b); }
             } else {
                 uint8_t go[32];
@@ -336,7 +366,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1865 "nqueens_nqueens.c"
+#line 1895 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -351,10 +381,10 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 }
                 kc[it] += lanes;
                 { uint32_t b = rv_bits32(go);
-                  RV_STEP16((const uint16_t *)x_v_cols, (uint16_t *)sn_v_cols, nn, b);
-                  RV_STEP16((const uint16_t *)x_v_d1, (uint16_t *)sn_v_d1, nn, b);
-                  RV_STEP16((const uint16_t *)x_v_d2, (uint16_t *)sn_v_d2, nn, b);
-                  RV_STEP16((const uint16_t *)x_v_free, (uint16_t *)sn_v_free, nn, b);
+                  RV_LSTEP16((const uint16_t *)x_v_cols, (uint16_t *)sn_v_cols, nn, b);
+                  RV_LSTEP16((const uint16_t *)x_v_d1, (uint16_t *)sn_v_d1, nn, b);
+                  RV_LSTEP16((const uint16_t *)x_v_d2, (uint16_t *)sn_v_d2, nn, b);
+                  RV_LSTEP16((const uint16_t *)x_v_free, (uint16_t *)sn_v_free, nn, b);
                   nn += __builtin_popcount(b); }
             }
         }
@@ -497,13 +527,13 @@ void revec_free(void *p) { free(p); }
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2);
 #line 19 "nqueens.py"
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2) {
-#line 2026 "nqueens_nqueens.c"
+#line 2056 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2032 "nqueens_nqueens.c"
+#line 2062 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -514,7 +544,7 @@ static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         seq_nqueens(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_row + (uint8_t)((int8_t)1))))), ((uint16_t)(((uint16_t)(v_cols | v_bit)))), ((uint16_t)(((uint16_t)((uint16_t)((uint16_t)(v_d1 | v_bit)) << (((uint16_t)1)))))), ((uint16_t)(((uint16_t)(((uint16_t)(v_d2 | v_bit)) >> (((uint16_t)1)))))));
 #line 25 "nqueens.py"
     }
-#line 2043 "nqueens_nqueens.c"
+#line 2073 "nqueens_nqueens.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -535,13 +565,13 @@ static int64_t rv_omp_cutoff;
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth);
 #line 19 "nqueens.py"
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth) {
-#line 2064 "nqueens_nqueens.c"
+#line 2094 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2070 "nqueens_nqueens.c"
+#line 2100 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -576,7 +606,7 @@ static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         }
 #line 25 "nqueens.py"
     }
-#line 2105 "nqueens_nqueens.c"
+#line 2135 "nqueens_nqueens.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
