@@ -752,8 +752,8 @@ def uniform_decision(bp: BlockProgram, mask_reads: tuple[Column, ...], off: froz
     spawns nothing), the inductive side unless the children overwrite the block (bfs
     mode), where it reads a copy."""
     if mask_reads:
-        return False, (f"not applied: the is-base test reads {_names(mask_reads)}, which "
-                       "vary between the threads of a block")
+        return False, ("not applied: the is-base test reads fields that vary between the "
+                       f"threads of a block: {_names(mask_reads)}")
     if not tg.uniform_base:
         return False, f"not on the {tg.name} back end"
     if "uniform_base" in off:

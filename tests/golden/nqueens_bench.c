@@ -135,42 +135,24 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     if (n > 0) {  /* fields equal in every thread of the block */
         v_row = p_row[off];
     }
-#ifndef RV_SCALAR_SPLIT
-    /* is-base over 32 threads at a time, then a table-driven compaction of
-       each column into the base / inductive frames (revec.runtime.compaction) */
-    for (; t + 32 <= n; t += 32) {
-        uint8_t m[32];
-        for (int u = 0; u < 32; u++) {
+    /* uniform_base: the is-base test reads only level-uniform and invariant
+       fields: one test for the block, all base or all inductive */
+    (void)t;
 #line 21 "nqueens.py"
-            m[u] = ((((int32_t)(v_row)) == v_n)) ? 1 : 0;
-#line 1672 "nqueens_nqueens.c"
-        }
-        uint32_t bits = rv_bits32(m);
-        RV_STEP16((const uint16_t *)(p_cols + off + t), (uint16_t *)qp_cols, ni, ~bits);
-        RV_STEP16((const uint16_t *)(p_d1 + off + t), (uint16_t *)qp_d1, ni, ~bits);
-        RV_STEP16((const uint16_t *)(p_d2 + off + t), (uint16_t *)qp_d2, ni, ~bits);
-        int64_t c = __builtin_popcount(bits);
-        nb += c; ni += 32 - c;
-    }
-#endif
-    /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */
-    for (; t < n; t++) {
-        v_cols = p_cols[off + t];
-        v_d1 = p_d1[off + t];
-        v_d2 = p_d2[off + t];
-#line 21 "nqueens.py"
-        int64_t isb = ((((int32_t)(v_row)) == v_n)) ? 1 : 0;
-#line 1689 "nqueens_nqueens.c"
-        qp_cols[ni] = v_cols;
-        qp_d1[ni] = v_d1;
-        qp_d2[ni] = v_d2;
-        nb += isb; ni += 1 - isb;
+    if (n > 0 && ((((int32_t)(v_row)) == v_n))) {
+#line 1669 "nqueens_nqueens.c"
+        nb = n;  /* read in place (bp_: the block) */
+    } else {
+        ni = n;
+        memcpy(qp_cols, p_cols + off, n * sizeof(*qp_cols));
+        memcpy(qp_d1, p_d1 + off, n * sizeof(*qp_d1));
+        memcpy(qp_d2, p_d2 + off, n * sizeof(*qp_d2));
     }
 #pragma GCC ivdep
     for (int64_t j = 0; j < nb; j++) {
 #line 22 "nqueens.py"
         la_solutions = (int64_t)((uint64_t)la_solutions + (uint64_t)(INT64_C(1)));
-#line 1699 "nqueens_nqueens.c"
+#line 1681 "nqueens_nqueens.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -199,7 +181,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
 #line 24 "nqueens.py"
             v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
             go[u] = ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1728 "nqueens_nqueens.c"
+#line 1710 "nqueens_nqueens.c"
             x_v_cols[u] = v_cols;
             x_v_d1[u] = v_d1;
             x_v_d2[u] = v_d2;
@@ -218,14 +200,14 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_d2 = qp_d2[j];
 #line 24 "nqueens.py"
         v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
-#line 1747 "nqueens_nqueens.c"
+#line 1729 "nqueens_nqueens.c"
         sc_v_cols[na] = v_cols;
         sc_v_d1[na] = v_d1;
         sc_v_d2[na] = v_d2;
         sc_v_free[na] = v_free;
 #line 25 "nqueens.py"
         na += ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1754 "nqueens_nqueens.c"
+#line 1736 "nqueens_nqueens.c"
     }
     /* phase B: iteration it of every active thread makes its spawn it */
     for (int64_t it = 0; na > 0; it++) {
@@ -279,7 +261,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1808 "nqueens_nqueens.c"
+#line 1790 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -336,7 +318,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1865 "nqueens_nqueens.c"
+#line 1847 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -497,13 +479,13 @@ void revec_free(void *p) { free(p); }
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2);
 #line 19 "nqueens.py"
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2) {
-#line 2026 "nqueens_nqueens.c"
+#line 2008 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2032 "nqueens_nqueens.c"
+#line 2014 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -514,7 +496,7 @@ static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         seq_nqueens(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_row + (uint8_t)((int8_t)1))))), ((uint16_t)(((uint16_t)(v_cols | v_bit)))), ((uint16_t)(((uint16_t)((uint16_t)((uint16_t)(v_d1 | v_bit)) << (((uint16_t)1)))))), ((uint16_t)(((uint16_t)(((uint16_t)(v_d2 | v_bit)) >> (((uint16_t)1)))))));
 #line 25 "nqueens.py"
     }
-#line 2043 "nqueens_nqueens.c"
+#line 2025 "nqueens_nqueens.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -535,13 +517,13 @@ static int64_t rv_omp_cutoff;
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth);
 #line 19 "nqueens.py"
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth) {
-#line 2064 "nqueens_nqueens.c"
+#line 2046 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2070 "nqueens_nqueens.c"
+#line 2052 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -576,7 +558,7 @@ static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         }
 #line 25 "nqueens.py"
     }
-#line 2105 "nqueens_nqueens.c"
+#line 2087 "nqueens_nqueens.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
