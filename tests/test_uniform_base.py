@@ -35,7 +35,7 @@ def test_chosen_for_knapsack_not_fib() -> None:
     knap = kp.build_plan(api.get_program(BENCH / "knapsack.py"), "knapsack", off=frozenset())
     split, base = knap.step(kp.Split), knap.step(kp.BaseCase)
     assert isinstance(split, kp.Split) and isinstance(base, kp.BaseCase)
-    assert split.once and split.in_place
+    assert split.once and split.in_place and split.inductive_copy == "bfs"
     assert not any(x.name.startswith("b_") for x in knap.scratch), "base read in place"
     assert base.fold is not None
     # knapsack's int64 max of an int32 column: the partial stays 32-bit
@@ -46,6 +46,14 @@ def test_chosen_for_knapsack_not_fib() -> None:
     split, base = fib.step(kp.Split), fib.step(kp.BaseCase)
     assert isinstance(split, kp.Split) and isinstance(base, kp.BaseCase)
     assert not split.once and not split.in_place and base.fold is None
+    copies = {}
+    for name, path, task in (("nqueens", BENCH / "nqueens.py", "nqueens"),
+                             ("returns_widen", ROOT / "tests" / "programs" /
+                              "returns_widen.py", "f")):
+        split = kp.build_plan(api.get_program(path), task, off=frozenset()).step(kp.Split)
+        assert isinstance(split, kp.Split) and split.once
+        copies[name] = split.inductive_copy
+    assert copies == {"nqueens": "never", "returns_widen": "always"}
     # switched off, and the numba target (not implemented there)
     off = kp.build_plan(api.get_program(BENCH / "knapsack.py"), "knapsack",
                         off=frozenset({"uniform_base", "base_fold"}))
@@ -59,13 +67,15 @@ def test_chosen_for_knapsack_not_fib() -> None:
     assert isinstance(split, kp.Split) and not split.once
 
 
-# knapsack: once, in place, folded max; graphcol: once, in place, lane spawns (in bfs
-# their 32-lane stores overwrite the block: it must read the copy); nqueens: once with a
-# kernel that grows its columns (the inductive side always a copy); minmax: folded sums
-# under conditions
+# knapsack: once, in place (a copy in bfs), folded max; graphcol: the same with lane
+# spawns; nqueens: once, a lock-step spawn loop that reads its columns before it writes a
+# child and grows them (in place in every mode); returns_widen: once, thread-by-thread
+# spawns into child blocks grown at run time (the inductive side always a copy); minmax:
+# folded sums under conditions
 PROGRAMS = {
     "knapsack": (BENCH / "knapsack.py", "knapsack", (3, 9)),
     "graphcol": (BENCH / "graphcol.py", "graphcol", (8,)),
+    "returns_widen": (ROOT / "tests" / "programs" / "returns_widen.py", "f", (7, 61, 1)),
     "nqueens": (BENCH / "nqueens.py", "nqueens", (6,)),
     "minmax": (BENCH / "minmax.py", "minmax", (0x8063, 0x1608, False)),
 }

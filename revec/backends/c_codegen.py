@@ -363,8 +363,8 @@ class CModuleGen:
         """uniform_base: the is-base test reads only level-uniform and invariant fields,
         loaded at the block's first thread: one test for the whole block, which is all
         base (its columns read in place: ``bp_<col>`` points into the block) or all
-        inductive (in place too, unless the children overwrite the block, bfs mode:
-        ``out_base < off + n``, or the kernel may grow its columns: then a memcpy)."""
+        inductive (in place too, or a memcpy where the plan says: ``Split.inductive_copy``,
+        in bfs mode, ``out_base < off + n``, or always)."""
         ind = [p for p in self.bp.columns
                if p.name in {c.name for c in step.inductive.columns}]
         copy = [f"            memcpy(qp_{p.name}, p_{p.name} + off, n * sizeof(*qp_{p.name}));"
@@ -378,12 +378,14 @@ class CModuleGen:
               "        ni = n;"]
         if not ind:
             pass
-        elif step.in_place:
+        elif step.inductive_copy == "bfs":
             L += ["        if (out_base < off + n) {  /* bfs: the children overwrite the "
                   "block: read a copy */", *copy, "        } else {"]
             L += [f"            qp_{p.name} = p_{p.name} + off;" for p in ind]
             L.append("        }")
-        else:  # the kernel may grow (move) the columns: read a copy
+        elif step.inductive_copy == "never":  # read before any child is written
+            L += [f"        qp_{p.name} = p_{p.name} + off;" for p in ind]
+        else:  # the kernel may grow (move) the columns while it spawns: read a copy
             L += [x[4:] for x in copy]
         L.append("    }")
         return L

@@ -280,19 +280,28 @@ class Split(Step):
     # thread of a block agrees: it is evaluated once, at the block's first thread, and the
     # block is all base or all inductive (no mask, no compaction)
     once: bool = False
-    # ... and the side that runs reads the block's columns in place (no copy), except
-    # where the children overwrite the block (bfs mode: out_base < off + n), where the
-    # inductive side reads a copy (memcpy) of its columns.  False with ``once``: a kernel
-    # that grows its columns at run time (the block may move) reads the inductive side's
-    # copy always (the base side, which spawns nothing, in place)
-    in_place: bool = False
+    # ... and the side that runs reads the block's columns in place (the base side, which
+    # spawns nothing, always); when the inductive side reads a copy (memcpy) of its
+    # columns instead: "bfs" where the children overwrite the block (bfs mode:
+    # out_base < off + n), "always" in a kernel that grows its columns while it spawns
+    # (the block may move), "never" where the inductive case reads its columns before it
+    # writes any child (a lock-step spawn loop's phase A: only the active lists after it)
+    inductive_copy: str = ""
+
+    @property
+    def in_place(self) -> bool:
+        """The inductive side reads the block in place (where it needs no copy)."""
+        return self.once and self.inductive_copy != "always"
 
     def detail(self) -> list[str]:
         if self.once:
-            how = ("in place; the inductive side a copy where the children overwrite the "
-                   "block (bfs: out_base < off + n)" if self.in_place else
-                   "the base side in place, the inductive side a copy (memcpy: the "
-                   "columns may move when the kernel grows them)")
+            how = {"bfs": "in place; the inductive side a copy where the children "
+                          "overwrite the block (bfs: out_base < off + n)",
+                   "never": "in place (the inductive case reads its columns before it "
+                            "writes a child: no copy in any mode)",
+                   "always": "the base side in place, the inductive side a copy (memcpy: "
+                             "the columns may move when the kernel grows them)"
+                   }[self.inductive_copy]
             return [f"mask: {show_expr(self.mask)}  (reads only level-uniform and "
                     "invariant fields)",
                     "decided once per block, at its first thread: all base or all inductive",
@@ -675,7 +684,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                        LANES, base_side, ind_side,
                        ("all base -> copies", "all inductive -> copies",
                         "else one compaction step per moved column and side"),
-                       once, once and bp.max_spawns is not None))
+                       once, "bfs" if once else ""))
     nsum = narrow_sum(program, bp, base_side) if tg.narrow_sum else None
     fold, fold_note = fold_decision(program, bp, off, tg, nsum)
     steps.append(BaseCase(sid("base"), bp.base, base_side.columns, nsum,
@@ -734,6 +743,13 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
             reason = "no lane shape fits"
         steps.append(ThreadSpawns(sid("threads"), bp.inductive, ind_side.columns, dynamic,
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
+    if once:  # when the inductive side reads a copy: its shape decides (Split.inductive_copy)
+        at = next(i for i, st in enumerate(steps) if isinstance(st, Split))
+        copy = ("never" if any(isinstance(st, LoopPrefix) for st in steps) else
+                "always" if dynamic else "bfs")
+        split_step = steps[at]
+        assert isinstance(split_step, Split)
+        steps[at] = dataclasses.replace(split_step, inductive_copy=copy)
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
@@ -758,11 +774,9 @@ def uniform_decision(bp: BlockProgram, mask_reads: tuple[Column, ...], off: froz
         return False, f"not on the {tg.name} back end"
     if "uniform_base" in off:
         return False, f"switched off ({PLAN_OFF_ENV}=uniform_base); it would apply"
-    how = ("the columns read in place (the inductive side a copy in bfs mode, where "
-           "the children overwrite the block)" if bp.max_spawns is not None else
-           "the inductive side a copy (the kernel grows its columns at run time)")
     return True, (f"on: {show_expr(bp.is_base)} reads only level-uniform and invariant "
-                  f"fields: decided once per block; {how}")
+                  "fields: decided once per block, the block's columns read in place "
+                  "(split step: where the inductive side reads a copy)")
 
 
 def fold_decision(program: ir.Program, bp: BlockProgram, off: frozenset[str], tg: Target,
@@ -914,9 +928,9 @@ def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
     out: list[Scratch] = []
     for step in steps:
         match step:
-            case Split(base=base, inductive=ind, once=once):
+            case Split(base=base, inductive=ind, once=once, inductive_copy=copy):
                 for side, tag in ((base, "b"), (ind, "q")):
-                    if once and side is base:
+                    if once and (side is base or copy == "never"):
                         continue  # (read in place: a base block spawns nothing)
                     if side.keep == "index":
                         out.append(Scratch(f"{tag}i", "index", INT64, 1, 0,

@@ -93,7 +93,7 @@ static void grow_children(int64_t need_frames, int64_t need_k) {
     }
     if (need_frames > cap_frames) {
         int64_t c = need_frames > 2 * cap_frames ? need_frames : 2 * cap_frames;
-        rv_check_budget(c * 7 + scratch_cap * 6);
+        rv_check_budget(c * 7 + scratch_cap * 0);
         c_row = (int8_t *)rv_realloc(c_row, c * sizeof(*c_row));
         c_cols = (uint16_t *)rv_realloc(c_cols, c * sizeof(*c_cols));
         c_d1 = (uint16_t *)rv_realloc(c_d1, c * sizeof(*c_d1));
@@ -105,10 +105,7 @@ static void grow_children(int64_t need_frames, int64_t need_k) {
 /* the split's copies of the columns its sides read (the plan's scratch) */
 static void grow_scratch(int64_t n) {
     if (n <= scratch_cap) return;
-    rv_check_budget(cap_frames * 7 + n * 6);
-    q_cols = (uint16_t *)rv_realloc(q_cols, n * sizeof(*q_cols));
-    q_d1 = (uint16_t *)rv_realloc(q_d1, n * sizeof(*q_d1));
-    q_d2 = (uint16_t *)rv_realloc(q_d2, n * sizeof(*q_d2));
+    rv_check_budget(cap_frames * 7 + n * 0);
     scratch_cap = n;
 }
 
@@ -140,19 +137,19 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     (void)t;
 #line 21 "nqueens.py"
     if (n > 0 && ((((int32_t)(v_row)) == v_n))) {
-#line 1669 "nqueens_nqueens.c"
+#line 1666 "nqueens_nqueens.c"
         nb = n;  /* read in place (bp_: the block) */
     } else {
         ni = n;
-        memcpy(qp_cols, p_cols + off, n * sizeof(*qp_cols));
-        memcpy(qp_d1, p_d1 + off, n * sizeof(*qp_d1));
-        memcpy(qp_d2, p_d2 + off, n * sizeof(*qp_d2));
+        qp_cols = p_cols + off;
+        qp_d1 = p_d1 + off;
+        qp_d2 = p_d2 + off;
     }
 #pragma GCC ivdep
     for (int64_t j = 0; j < nb; j++) {
 #line 22 "nqueens.py"
         la_solutions = (int64_t)((uint64_t)la_solutions + (uint64_t)(INT64_C(1)));
-#line 1681 "nqueens_nqueens.c"
+#line 1678 "nqueens_nqueens.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -181,7 +178,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
 #line 24 "nqueens.py"
             v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
             go[u] = ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1710 "nqueens_nqueens.c"
+#line 1707 "nqueens_nqueens.c"
             x_v_cols[u] = v_cols;
             x_v_d1[u] = v_d1;
             x_v_d2[u] = v_d2;
@@ -200,14 +197,14 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_d2 = qp_d2[j];
 #line 24 "nqueens.py"
         v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
-#line 1729 "nqueens_nqueens.c"
+#line 1726 "nqueens_nqueens.c"
         sc_v_cols[na] = v_cols;
         sc_v_d1[na] = v_d1;
         sc_v_d2[na] = v_d2;
         sc_v_free[na] = v_free;
 #line 25 "nqueens.py"
         na += ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1736 "nqueens_nqueens.c"
+#line 1733 "nqueens_nqueens.c"
     }
     /* phase B: iteration it of every active thread makes its spawn it */
     for (int64_t it = 0; na > 0; it++) {
@@ -261,7 +258,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1790 "nqueens_nqueens.c"
+#line 1787 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -318,7 +315,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1847 "nqueens_nqueens.c"
+#line 1844 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -479,13 +476,13 @@ void revec_free(void *p) { free(p); }
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2);
 #line 19 "nqueens.py"
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2) {
-#line 2008 "nqueens_nqueens.c"
+#line 2005 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2014 "nqueens_nqueens.c"
+#line 2011 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -496,7 +493,7 @@ static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         seq_nqueens(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_row + (uint8_t)((int8_t)1))))), ((uint16_t)(((uint16_t)(v_cols | v_bit)))), ((uint16_t)(((uint16_t)((uint16_t)((uint16_t)(v_d1 | v_bit)) << (((uint16_t)1)))))), ((uint16_t)(((uint16_t)(((uint16_t)(v_d2 | v_bit)) >> (((uint16_t)1)))))));
 #line 25 "nqueens.py"
     }
-#line 2025 "nqueens_nqueens.c"
+#line 2022 "nqueens_nqueens.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -517,13 +514,13 @@ static int64_t rv_omp_cutoff;
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth);
 #line 19 "nqueens.py"
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth) {
-#line 2046 "nqueens_nqueens.c"
+#line 2043 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2052 "nqueens_nqueens.c"
+#line 2049 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -558,7 +555,7 @@ static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         }
 #line 25 "nqueens.py"
     }
-#line 2087 "nqueens_nqueens.c"
+#line 2084 "nqueens_nqueens.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
