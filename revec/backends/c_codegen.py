@@ -22,6 +22,7 @@ from revec.emit.cexpr import (
     cast,
     ctype,
     literal,
+    utype,
 )
 from revec.emit.names import var
 from revec.emit.writer import at, resolve
@@ -264,7 +265,9 @@ class CModuleGen:
                   f"if (_bg {better} la_{b}) la_{b} = _bg; }}",
                   f"    const {t_} bd_{b} = la_{b};"]
         L += [f"    {ctype(p.ty)} *{restrict} p_{p.name} = c_{p.name};" for p in f]
-        L += [f"    {ctype(p.ty)} *restrict bp_{p.name} = b_{p.name};" for p in f
+        # (uniform_base: a base block is read in place, the split writes no copy)
+        L += [f"    {ctype(p.ty)} *restrict bp_{p.name} = "
+              f"{f'p_{p.name} + off' if split.once else f'b_{p.name}'};" for p in f
               if p.name in base_used]
         L += [f"    {ctype(p.ty)} *restrict qp_{p.name} = q_{p.name};" for p in f
               if p.name in ind_used]
@@ -324,6 +327,8 @@ class CModuleGen:
                 "    }"]
 
     def split(self, step: kp.Split) -> list[str]:
+        if step.once:
+            return self.split_once(step)
         f = self.bp.columns
         pred = self.expr(step.mask)
         reads = {c.name for c in step.reads}
@@ -362,11 +367,99 @@ class CModuleGen:
         L += ["        nb += isb; ni += 1 - isb;", "    }"]
         return L
 
+    def split_once(self, step: kp.Split) -> list[str]:
+        """uniform_base: the is-base test reads only level-uniform and invariant fields,
+        loaded at the block's first thread: one test for the whole block, which is all
+        base (its columns read in place: ``bp_<col>`` points into the block) or all
+        inductive (in place too, or a memcpy where the plan says: ``Split.inductive_copy``,
+        in bfs mode, ``out_base < off + n``, or always)."""
+        ind = [p for p in self.bp.columns
+               if p.name in {c.name for c in step.inductive.columns}]
+        copy = [f"            memcpy(qp_{p.name}, p_{p.name} + off, n * sizeof(*qp_{p.name}));"
+                for p in ind]
+        L = ["    /* uniform_base: the is-base test reads only level-uniform and invariant",
+             "       fields: one test for the block, all base or all inductive */",
+             "    (void)t;"]
+        L += at(step.mask.loc, [f"    if (n > 0 && ({self.expr(step.mask)})) {{"])
+        L += ["        nb = n;  /* read in place (bp_: the block) */",
+              "    } else {",
+              "        ni = n;"]
+        if not ind:
+            pass
+        elif step.inductive_copy == "bfs":
+            L += ["        if (out_base < off + n) {  /* bfs: the children overwrite the "
+                  "block: read a copy */", *copy, "        } else {"]
+            L += [f"            qp_{p.name} = p_{p.name} + off;" for p in ind]
+            L.append("        }")
+        elif step.inductive_copy == "never":  # read before any child is written
+            L += [f"        qp_{p.name} = p_{p.name} + off;" for p in ind]
+        else:  # the kernel may grow (move) the columns while it spawns: read a copy
+            L += [x[4:] for x in copy]
+        L.append("    }")
+        return L
+
+    def base_fold(self, step: kp.BaseCase, fold: kp.BaseFold) -> list[str]:
+        """base_fold: the base case as one branch-free loop (kernel_plan.BaseFold): each
+        condition a 0/1 flag, each reduction a masked update of its reducer's partial
+        (``_fp_<r>``; a min / max also ORs the flag into ``_fa_<r>``: did any thread
+        reduce), every partial merged into ``la_<r>`` once, after the loop."""
+        part = {p.reducer: p for p in fold.partials}
+        L = ["    {  /* base_fold: branch-free masked partials, merged once */"]
+        for p in fold.partials:
+            ident = 0
+            if p.op != "sum":
+                info = np.iinfo(p.ty.dtype)
+                ident = int(info.min if p.op == "max" else info.max)
+            L.append(f"        {ctype(p.ty)} _fp_{p.reducer} = {literal(ident, p.ty)};")
+            if p.op != "sum":
+                L.append(f"        {ctype(p.ty)} _fa_{p.reducer} = 0;")
+        L += ["#pragma GCC ivdep", "        for (int64_t j = 0; j < nb; j++) {"]
+        L += [f"            {var(c.name)} = bp_{c.name}[j];" for c in step.reads]
+        conds: dict[ir.Expr, str] = {}
+        for tm in fold.terms:
+            for c, _ in tm.conds:
+                if c not in conds:
+                    conds[c] = f"_fc{len(conds)}"
+                    L += at(c.loc, [f"            int {conds[c]} = ({self.expr(c)}) ? 1 : 0;"])
+        for i, tm in enumerate(fold.terms):
+            p = part[tm.reducer]
+            t, u = ctype(p.ty), utype(p.ty)
+            ok = " & ".join(conds[c] if pos else f"(1 - {conds[c]})" for c, pos in tm.conds)
+            fp = f"_fp_{tm.reducer}"
+            body = [f"{u} _k{i} = ({u})0 - ({u})({ok or '1'});",
+                    f"{t} _v{i} = ({t})({self.expr(tm.value)});"]
+            if p.op == "sum":
+                body.append(f"{fp} = ({t})(({u}){fp} + (({u})_v{i} & _k{i}));")
+            else:
+                lim = np.iinfo(p.ty.dtype)
+                idv = literal(int(lim.min if p.op == "max" else lim.max), p.ty)
+                cmp = ">" if p.op == "max" else "<"
+                body += [f"{t} _m{i} = ({t})((({u})_v{i} & _k{i}) | (({u}){idv} & ~_k{i}));",
+                         f"{fp} = _m{i} {cmp} {fp} ? _m{i} : {fp};",
+                         f"_fa_{tm.reducer} |= ({t})({ok or '1'});"]
+            L += at(tm.value.loc, ["            { " + " ".join(body) + " }"])
+        L.append("        }")
+        for p in fold.partials:
+            decl = self.program.reducers[p.reducer]
+            rt = ctype(ir.Ty(decl.dtype))
+            la = f"la_{p.reducer}"
+            if p.op == "sum":
+                ru = utype(ir.Ty(decl.dtype))
+                L.append(f"        {la} = ({rt})(({ru}){la} + ({ru})_fp_{p.reducer});")
+            else:
+                cmp = ">" if p.op == "max" else "<"
+                L.append(f"        if (_fa_{p.reducer}) {{ {rt} _w = ({rt})_fp_{p.reducer}; "
+                         f"if (_w {cmp} {la}) {la} = _w; }}")
+        L.append("    }")
+        return L
+
     def base_case(self, step: kp.BaseCase) -> list[str]:
         # the threads are independent (GCC ignores restrict on block-scope pointers once
         # the kernel is inlined, and gives up on more than 10 run-time alias checks)
         if step.narrow_sum is not None:
             return self.narrow_sum(step.narrow_sum, step.stmts)
+        if step.fold is not None:
+            return self.base_fold(step, step.fold)
         L = ["#pragma GCC ivdep", "    for (int64_t j = 0; j < nb; j++) {"]
         L += [f"        {var(c.name)} = bp_{c.name}[j];" for c in step.reads]
         body = CStmts(self, "kernel", "next_thread_b")  # a return: the base loop's label

@@ -98,12 +98,19 @@ class Target:
     # 256-bit pieces (KernelPlan.staged_steps; C on AVX-512: gcc's lane loops store them
     # 256 bits at a time, and a 512-bit load of two such stores misses store forwarding)
     staged_steps: bool = False
+    # uniform_base (Split.once / Split.in_place): an is-base test that reads only
+    # level-uniform and invariant fields decided once per block, the block's columns read
+    # in place instead of split into copies.  C: knapsack reexp, see docs/backends.md
+    uniform_base: bool = False
+    # base_fold (BaseCase.fold): a base case of reductions under conditions as one
+    # branch-free loop of masked partials (C)
+    base_fold: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
                 state_in_place=False, lane_passes=False, leaf_inline=False,
-                site_blocks=True, staged_steps=True),
+                site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
 }
@@ -114,7 +121,7 @@ TARGETS = {
 # The built-module caches key on the generated source, which differs.
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
-TECHNIQUES = ("leaf_inline", "site_blocks", "staged_steps")
+TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -323,12 +330,83 @@ class Split(Step):
     base: Side
     inductive: Side
     fast_paths: tuple[str, ...]
+    # uniform_base: the mask reads only level-uniform and invariant fields, so every
+    # thread of a block agrees: it is evaluated once, at the block's first thread, and the
+    # block is all base or all inductive (no mask, no compaction)
+    once: bool = False
+    # ... and the side that runs reads the block's columns in place (the base side, which
+    # spawns nothing, always); when the inductive side reads a copy (memcpy) of its
+    # columns instead: "bfs" where the children overwrite the block (bfs mode:
+    # out_base < off + n), "always" in a kernel that grows its columns while it spawns
+    # (the block may move), "never" where the inductive case reads its columns before it
+    # writes any child (a lock-step spawn loop's phase A: only the active lists after it)
+    inductive_copy: str = ""
+
+    @property
+    def in_place(self) -> bool:
+        """The inductive side reads the block in place (where it needs no copy)."""
+        return self.once and self.inductive_copy != "always"
 
     def detail(self) -> list[str]:
+        if self.once:
+            how = {"bfs": "in place; the inductive side a copy where the children "
+                          "overwrite the block (bfs: out_base < off + n)",
+                   "never": "in place (the inductive case reads its columns before it "
+                            "writes a child: no copy in any mode)",
+                   "always": "the base side in place, the inductive side a copy (memcpy: "
+                             "the columns may move when the kernel grows them)"
+                   }[self.inductive_copy]
+            return [f"mask: {show_expr(self.mask)}  (reads only level-uniform and "
+                    "invariant fields)",
+                    "decided once per block, at its first thread: all base or all inductive",
+                    f"base reads {_names(self.base.columns)}; inductive reads "
+                    f"{_names(self.inductive.columns)}: {how}"]
         return [f"mask: {show_expr(self.mask)}  (reads {_names(self.reads)})",
                 f"lanes: {self.lanes}, rest one by one",
                 self.base.render(), self.inductive.render(),
                 "fast paths: " + "; ".join(self.fast_paths)]
+
+
+@dataclass(frozen=True)
+class FoldTerm:
+    """One reduction of a folded base case: ``value`` into reducer ``reducer``'s
+    partial where every condition of ``conds`` (an expression and whether it must
+    hold) holds."""
+
+    reducer: str
+    conds: tuple[tuple[ir.Expr, bool], ...]
+    value: ir.Expr  # in the partial's type
+
+
+@dataclass(frozen=True)
+class FoldPartial:
+    """A reducer's partial of a folded base case, in ``ty``: the reducer's own type, or
+    for a min / max of a widened narrower integer (knapsack's int32 ``value`` into an
+    int64 max) the narrower type, whose order the widening keeps."""
+
+    reducer: str
+    op: str  # sum / min / max
+    ty: ir.Ty
+
+
+@dataclass(frozen=True)
+class BaseFold:
+    """base_fold: a base case of reductions under conditions (no assignments, stores,
+    calls under a condition or returns) as one branch-free loop: every value loaded and
+    every condition evaluated unconditionally (each is safe where the program would
+    not evaluate it: a top-level condition is evaluated by every base thread anyway,
+    the rest are speculable), each reduction a masked update of its reducer's partial
+    (a min / max with a flag of whether any thread reduced), merged into the reducer
+    once per block.  Integer reducers only: their sums, mins and maxes are the same in
+    any order."""
+
+    terms: tuple[FoldTerm, ...]
+    partials: tuple[FoldPartial, ...]
+
+    def render(self) -> str:
+        parts = ", ".join(f"{p.reducer} ({p.op}, {p.ty.dtype.name})" for p in self.partials)
+        return (f"branch-free: every load and condition unconditional, masked partials "
+                f"{parts} merged once per block ({len(self.terms)} reductions)")
 
 
 @dataclass(frozen=True)
@@ -339,9 +417,12 @@ class BaseCase(Step):
     reads: tuple[Column, ...]
     narrow_sum: NarrowSum | None
     returns: bool  # a ``return`` inside: the thread body ends early
+    fold: BaseFold | None = None  # base_fold: the loop branch-free (BaseFold)
 
     def detail(self) -> list[str]:
         out = [f"reads {_names(self.reads)}"]
+        if self.fold is not None:
+            out.append(self.fold.render())
         if self.narrow_sum is not None:
             out.append(f"narrow sum: {self.narrow_sum.column} into "
                        f"{self.narrow_sum.reducer} in 32-bit runs of 2^20 threads")
@@ -585,6 +666,9 @@ class KernelPlan:
     # 32-bit columns (a spawn loop's state, a site's arguments) in 256-bit pieces
     staged_steps: bool = False
     staged_note: str = ""
+    # uniform_base and base_fold: the lines ``--plan`` prints about them (applied or why not)
+    uniform_note: str = ""
+    fold_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -623,6 +707,10 @@ class KernelPlan:
             L.append(f"site blocks: {self.site_note}")
         if self.staged_note:
             L.append(f"staged steps: {self.staged_note}")
+        if self.uniform_note:
+            L.append(f"uniform is-base (uniform_base): {self.uniform_note}")
+        if self.fold_note:
+            L.append(f"branch-free base case (base_fold): {self.fold_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -690,13 +778,17 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     if uniform:
         steps.append(UniformLoad(sid("uniform"), uniform))
     base_side, ind_side = side("base", bp.base), side("inductive", bp.inductive)
-    steps.append(Split(sid("split"), bp.is_base, reads((ir.ExprStmt(t.loc, bp.is_base),)),
+    mask_reads = reads((ir.ExprStmt(t.loc, bp.is_base),))
+    once, uniform_note = uniform_decision(bp, mask_reads, off, tg)
+    steps.append(Split(sid("split"), bp.is_base, mask_reads,
                        LANES, base_side, ind_side,
                        ("all base -> copies", "all inductive -> copies",
-                        "else one compaction step per moved column and side")))
-    steps.append(BaseCase(sid("base"), bp.base, base_side.columns,
-                          narrow_sum(program, bp, base_side) if tg.narrow_sum else None,
-                          contains_return(bp.base)))
+                        "else one compaction step per moved column and side"),
+                       once, "bfs" if once else ""))
+    nsum = narrow_sum(program, bp, base_side) if tg.narrow_sum else None
+    fold, fold_note = fold_decision(program, bp, off, tg, nsum)
+    steps.append(BaseCase(sid("base"), bp.base, base_side.columns, nsum,
+                          contains_return(bp.base), fold))
     dynamic = bp.max_spawns is None
     slack = 0
     site_note = ""  # (shown for lane spawns only)
@@ -753,12 +845,19 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
             reason = "no lane shape fits"
         steps.append(ThreadSpawns(sid("threads"), bp.inductive, ind_side.columns, dynamic,
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
+    if once:  # when the inductive side reads a copy: its shape decides (Split.inductive_copy)
+        at = next(i for i, st in enumerate(steps) if isinstance(st, Split))
+        copy = ("never" if any(isinstance(st, LoopPrefix) for st in steps) else
+                "always" if dynamic else "bfs")
+        split_step = steps[at]
+        assert isinstance(split_step, Split)
+        steps[at] = dataclasses.replace(split_step, inductive_copy=copy)
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
                       tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
-                      site_note, staged, staged_note)
+                      site_note, staged, staged_note, uniform_note, fold_note)
 
 
 def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],
@@ -835,6 +934,107 @@ def site_decision(program: ir.Program, bp: BlockProgram, body: LaneBody, ind: Si
                 "spawn index, straight from the input columns (no select per child block)")
 
 
+def uniform_decision(bp: BlockProgram, mask_reads: tuple[Column, ...], off: frozenset[str],
+                     tg: Target) -> tuple[bool, str]:
+    """uniform_base: whether the split decides the is-base test once per block, and the
+    line ``--plan`` prints about it.  It applies when the test reads no column that
+    varies between the threads of a block: only level-uniform fields (every spawn passes
+    ``p + c``: blocking.uniform_params; the root block has one thread and a block never
+    mixes levels) and invariant ones, so every thread of a block gets the same answer.
+    The sides then read the block in place (no split copy): the base side always (it
+    spawns nothing), the inductive side unless the children overwrite the block (bfs
+    mode), where it reads a copy."""
+    if mask_reads:
+        return False, ("not applied: the is-base test reads fields that vary between the "
+                       f"threads of a block: {_names(mask_reads)}")
+    if not tg.uniform_base:
+        return False, f"not on the {tg.name} back end"
+    if "uniform_base" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=uniform_base); it would apply"
+    return True, (f"on: {show_expr(bp.is_base)} reads only level-uniform and invariant "
+                  "fields: decided once per block, the block's columns read in place "
+                  "(split step: where the inductive side reads a copy)")
+
+
+def fold_decision(program: ir.Program, bp: BlockProgram, off: frozenset[str], tg: Target,
+                  nsum: NarrowSum | None) -> tuple[BaseFold | None, str]:
+    """base_fold: the base case as one branch-free loop of masked partials
+    (:class:`BaseFold`), and the line ``--plan`` prints about it.  It applies to a base
+    case made only of reductions and ifs, whose reducers are integer sums, mins and
+    maxes (no bounds), whose conditions and values under a condition are speculable (no
+    memory reads or calls: evaluated where the program would not; a top-level one is
+    evaluated by every base thread as before, in the same thread, and the base case
+    assigns and stores nothing, so their order does not matter), and
+    that has a branch to remove (an if, or a min / max); a narrow sum keeps its own
+    loop."""
+    if nsum is not None:
+        return None, ""
+    terms: list[FoldTerm] = []
+
+    def walk(stmts: tuple[ir.Stmt, ...], conds: tuple[tuple[ir.Expr, bool], ...]) -> str:
+        for s in stmts:
+            match s:
+                case ir.Reduce(reducer=r, value=v):
+                    decl = program.reducers[r]
+                    if decl.bound or decl.dtype.kind not in "iu" or decl.op not in (
+                            "sum", "min", "max"):
+                        return f"reducer {r} is not an integer sum, min or max"
+                    if conds and not ir.speculable(v):
+                        return "a value under a condition reads memory or calls"
+                    terms.append(FoldTerm(r, conds, v))
+                case ir.If(cond=c, then=a, orelse=b):
+                    if conds and not ir.speculable(c):
+                        return "a nested condition reads memory or calls"
+                    why = walk(a, conds + ((c, True),)) or walk(b, conds + ((c, False),))
+                    if why:
+                        return why
+                case _:
+                    return "the base case has statements other than reductions and ifs"
+        return ""
+
+    why = walk(bp.base, ())
+    if why:
+        return None, f"not applied: {why}"
+    if not terms:
+        return None, "not applied: no reduction"
+    if not any(tm.conds for tm in terms) and all(
+            program.reducers[tm.reducer].op == "sum" for tm in terms):
+        return None, "not applied: the base case has no branch"
+    partials: list[FoldPartial] = []
+    for r in dict.fromkeys(tm.reducer for tm in terms):
+        decl = program.reducers[r]
+        rty = ir.Ty(decl.dtype)
+        narrow = {_narrow(tm.value, rty) for tm in terms if tm.reducer == r}
+        ty = rty
+        if decl.op != "sum" and len(narrow) == 1 and None not in narrow:
+            ty = next(x for x in narrow if x is not None)
+        partials.append(FoldPartial(r, decl.op, ty))
+    by_name = {p.reducer: p for p in partials}
+    terms = [dataclasses.replace(tm, value=tm.value.operand)
+             if by_name[tm.reducer].ty != ir.Ty(program.reducers[tm.reducer].dtype)
+             and isinstance(tm.value, ir.Cast) else tm for tm in terms]
+    if not tg.base_fold:
+        return None, f"not on the {tg.name} back end"
+    if "base_fold" in off:
+        return None, f"switched off ({PLAN_OFF_ENV}=base_fold); it would apply"
+    fold = BaseFold(tuple(terms), tuple(partials))
+    return fold, "on: " + fold.render()
+
+
+def _narrow(v: ir.Expr, rty: ir.Ty) -> ir.Ty | None:
+    """The narrower integer type a min / max value widens from, where the widening keeps
+    the order (same signedness, or unsigned into signed): its partial may stay narrow."""
+    if not isinstance(v, ir.Cast):
+        return None
+    src = v.operand.ty
+    if src.kind not in "iu" or rty.kind not in "iu" \
+            or src.dtype.itemsize >= rty.dtype.itemsize:
+        return None
+    if src.kind == rty.kind or (src.kind == "u" and rty.kind == "i"):
+        return src
+    return None
+
+
 def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stmt, ...],
                   off: frozenset[str], tg: Target) -> tuple[LeafInline | None, str]:
     """Whether the kernel inlines leaves, and the line ``--plan`` prints about it.
@@ -905,8 +1105,10 @@ def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
     out: list[Scratch] = []
     for step in steps:
         match step:
-            case Split(base=base, inductive=ind):
+            case Split(base=base, inductive=ind, once=once, inductive_copy=copy):
                 for side, tag in ((base, "b"), (ind, "q")):
+                    if once and (side is base or copy == "never"):
+                        continue  # (read in place: a base block spawns nothing)
                     if side.keep == "index":
                         out.append(Scratch(f"{tag}i", "index", INT64, 1, 0,
                                            f"the {side.side} threads' arena indices"))

@@ -122,42 +122,30 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     if (n > 0) {  /* fields equal in every thread of the block */
         v_v = p_v[off];
     }
-#ifndef RV_SCALAR_SPLIT
-    /* is-base over 32 threads at a time, then a table-driven compaction of
-       each column into the base / inductive frames (revec.runtime.compaction) */
-    for (; t + 32 <= n; t += 32) {
-        uint8_t m[32];
-        for (int u = 0; u < 32; u++) {
+    /* uniform_base: the is-base test reads only level-uniform and invariant
+       fields: one test for the block, all base or all inductive */
+    (void)t;
 #line 41 "graphcol.py"
-            m[u] = ((((int32_t)(v_v)) == v_n)) ? 1 : 0;
-#line 1659 "graphcol_graphcol.c"
+    if (n > 0 && ((((int32_t)(v_v)) == v_n))) {
+#line 1656 "graphcol_graphcol.c"
+        nb = n;  /* read in place (bp_: the block) */
+    } else {
+        ni = n;
+        if (out_base < off + n) {  /* bfs: the children overwrite the block: read a copy */
+            memcpy(qp_red, p_red + off, n * sizeof(*qp_red));
+            memcpy(qp_green, p_green + off, n * sizeof(*qp_green));
+            memcpy(qp_blue, p_blue + off, n * sizeof(*qp_blue));
+        } else {
+            qp_red = p_red + off;
+            qp_green = p_green + off;
+            qp_blue = p_blue + off;
         }
-        uint32_t bits = rv_bits32(m);
-        RV_STEP64((const uint64_t *)(p_red + off + t), (uint64_t *)qp_red, ni, ~bits);
-        RV_STEP64((const uint64_t *)(p_green + off + t), (uint64_t *)qp_green, ni, ~bits);
-        RV_STEP64((const uint64_t *)(p_blue + off + t), (uint64_t *)qp_blue, ni, ~bits);
-        int64_t c = __builtin_popcount(bits);
-        nb += c; ni += 32 - c;
-    }
-#endif
-    /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */
-    for (; t < n; t++) {
-        v_red = p_red[off + t];
-        v_green = p_green[off + t];
-        v_blue = p_blue[off + t];
-#line 41 "graphcol.py"
-        int64_t isb = ((((int32_t)(v_v)) == v_n)) ? 1 : 0;
-#line 1676 "graphcol_graphcol.c"
-        qp_red[ni] = v_red;
-        qp_green[ni] = v_green;
-        qp_blue[ni] = v_blue;
-        nb += isb; ni += 1 - isb;
     }
 #pragma GCC ivdep
     for (int64_t j = 0; j < nb; j++) {
 #line 42 "graphcol.py"
         la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 1686 "graphcol_graphcol.c"
+#line 1674 "graphcol_graphcol.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -205,7 +193,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             m2[u] = _c4;
 #line 51 "graphcol.py"
             a2_blue[u] = ((uint64_t)(v_blue | v_b));
-#line 1734 "graphcol_graphcol.c"
+#line 1722 "graphcol_graphcol.c"
         }
         uint32_t e0 = 0xFFFFFFFFu, e1 = 0, e2 = 0;
         (void)e0;
@@ -361,7 +349,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             }
 #line 50 "graphcol.py"
         }
-#line 1890 "graphcol_graphcol.c"
+#line 1878 "graphcol_graphcol.c"
         (void)si;
     }
     acc_colourings = la_colourings;
@@ -493,13 +481,13 @@ void revec_free(void *p) { free(p); }
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue);
 #line 39 "graphcol.py"
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue) {
-#line 2022 "graphcol_graphcol.c"
+#line 2010 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2028 "graphcol_graphcol.c"
+#line 2016 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -519,7 +507,7 @@ static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         seq_graphcol(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))), ((uint64_t)(v_red)), ((uint64_t)(v_green)), ((uint64_t)(((uint64_t)(v_blue | v_b)))));
 #line 50 "graphcol.py"
     }
-#line 2048 "graphcol_graphcol.c"
+#line 2036 "graphcol_graphcol.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -540,13 +528,13 @@ static int64_t rv_omp_cutoff;
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth);
 #line 39 "graphcol.py"
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth) {
-#line 2069 "graphcol_graphcol.c"
+#line 2057 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2075 "graphcol_graphcol.c"
+#line 2063 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -638,7 +626,7 @@ static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         }
 #line 50 "graphcol.py"
     }
-#line 2167 "graphcol_graphcol.c"
+#line 2155 "graphcol_graphcol.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

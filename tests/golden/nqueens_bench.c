@@ -123,7 +123,7 @@ static void grow_children(int64_t need_frames, int64_t need_k) {
     }
     if (need_frames > cap_frames) {
         int64_t c = need_frames > 2 * cap_frames ? need_frames : 2 * cap_frames;
-        rv_check_budget(c * 7 + scratch_cap * 6);
+        rv_check_budget(c * 7 + scratch_cap * 0);
         c_row = (int8_t *)rv_realloc(c_row, c * sizeof(*c_row));
         c_cols = (uint16_t *)rv_realloc(c_cols, c * sizeof(*c_cols));
         c_d1 = (uint16_t *)rv_realloc(c_d1, c * sizeof(*c_d1));
@@ -135,10 +135,7 @@ static void grow_children(int64_t need_frames, int64_t need_k) {
 /* the split's copies of the columns its sides read (the plan's scratch) */
 static void grow_scratch(int64_t n) {
     if (n <= scratch_cap) return;
-    rv_check_budget(cap_frames * 7 + n * 6);
-    q_cols = (uint16_t *)rv_realloc(q_cols, n * sizeof(*q_cols));
-    q_d1 = (uint16_t *)rv_realloc(q_d1, n * sizeof(*q_d1));
-    q_d2 = (uint16_t *)rv_realloc(q_d2, n * sizeof(*q_d2));
+    rv_check_budget(cap_frames * 7 + n * 0);
     scratch_cap = n;
 }
 
@@ -165,42 +162,24 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     if (n > 0) {  /* fields equal in every thread of the block */
         v_row = p_row[off];
     }
-#ifndef RV_SCALAR_SPLIT
-    /* is-base over 32 threads at a time, then a table-driven compaction of
-       each column into the base / inductive frames (revec.runtime.compaction) */
-    for (; t + 32 <= n; t += 32) {
-        uint8_t m[32];
-        for (int u = 0; u < 32; u++) {
+    /* uniform_base: the is-base test reads only level-uniform and invariant
+       fields: one test for the block, all base or all inductive */
+    (void)t;
 #line 21 "nqueens.py"
-            m[u] = ((((int32_t)(v_row)) == v_n)) ? 1 : 0;
-#line 1702 "nqueens_nqueens.c"
-        }
-        uint32_t bits = rv_bits32(m);
-        RV_STEP16((const uint16_t *)(p_cols + off + t), (uint16_t *)qp_cols, ni, ~bits);
-        RV_STEP16((const uint16_t *)(p_d1 + off + t), (uint16_t *)qp_d1, ni, ~bits);
-        RV_STEP16((const uint16_t *)(p_d2 + off + t), (uint16_t *)qp_d2, ni, ~bits);
-        int64_t c = __builtin_popcount(bits);
-        nb += c; ni += 32 - c;
-    }
-#endif
-    /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */
-    for (; t < n; t++) {
-        v_cols = p_cols[off + t];
-        v_d1 = p_d1[off + t];
-        v_d2 = p_d2[off + t];
-#line 21 "nqueens.py"
-        int64_t isb = ((((int32_t)(v_row)) == v_n)) ? 1 : 0;
-#line 1719 "nqueens_nqueens.c"
-        qp_cols[ni] = v_cols;
-        qp_d1[ni] = v_d1;
-        qp_d2[ni] = v_d2;
-        nb += isb; ni += 1 - isb;
+    if (n > 0 && ((((int32_t)(v_row)) == v_n))) {
+#line 1696 "nqueens_nqueens.c"
+        nb = n;  /* read in place (bp_: the block) */
+    } else {
+        ni = n;
+        qp_cols = p_cols + off;
+        qp_d1 = p_d1 + off;
+        qp_d2 = p_d2 + off;
     }
 #pragma GCC ivdep
     for (int64_t j = 0; j < nb; j++) {
 #line 22 "nqueens.py"
         la_solutions = (int64_t)((uint64_t)la_solutions + (uint64_t)(INT64_C(1)));
-#line 1729 "nqueens_nqueens.c"
+#line 1708 "nqueens_nqueens.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -229,7 +208,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
 #line 24 "nqueens.py"
             v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
             go[u] = ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1758 "nqueens_nqueens.c"
+#line 1737 "nqueens_nqueens.c"
             x_v_cols[u] = v_cols;
             x_v_d1[u] = v_d1;
             x_v_d2[u] = v_d2;
@@ -248,14 +227,14 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_d2 = qp_d2[j];
 #line 24 "nqueens.py"
         v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
-#line 1777 "nqueens_nqueens.c"
+#line 1756 "nqueens_nqueens.c"
         sc_v_cols[na] = v_cols;
         sc_v_d1[na] = v_d1;
         sc_v_d2[na] = v_d2;
         sc_v_free[na] = v_free;
 #line 25 "nqueens.py"
         na += ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1784 "nqueens_nqueens.c"
+#line 1763 "nqueens_nqueens.c"
     }
     /* phase B: iteration it of every active thread makes its spawn it */
     for (int64_t it = 0; na > 0; it++) {
@@ -309,7 +288,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1838 "nqueens_nqueens.c"
+#line 1817 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -366,7 +345,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1895 "nqueens_nqueens.c"
+#line 1874 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -527,13 +506,13 @@ void revec_free(void *p) { free(p); }
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2);
 #line 19 "nqueens.py"
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2) {
-#line 2056 "nqueens_nqueens.c"
+#line 2035 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2062 "nqueens_nqueens.c"
+#line 2041 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -544,7 +523,7 @@ static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         seq_nqueens(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_row + (uint8_t)((int8_t)1))))), ((uint16_t)(((uint16_t)(v_cols | v_bit)))), ((uint16_t)(((uint16_t)((uint16_t)((uint16_t)(v_d1 | v_bit)) << (((uint16_t)1)))))), ((uint16_t)(((uint16_t)(((uint16_t)(v_d2 | v_bit)) >> (((uint16_t)1)))))));
 #line 25 "nqueens.py"
     }
-#line 2073 "nqueens_nqueens.c"
+#line 2052 "nqueens_nqueens.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -565,13 +544,13 @@ static int64_t rv_omp_cutoff;
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth);
 #line 19 "nqueens.py"
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth) {
-#line 2094 "nqueens_nqueens.c"
+#line 2073 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2100 "nqueens_nqueens.c"
+#line 2079 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -606,7 +585,7 @@ static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         }
 #line 25 "nqueens.py"
     }
-#line 2135 "nqueens_nqueens.c"
+#line 2114 "nqueens_nqueens.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
