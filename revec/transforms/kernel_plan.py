@@ -87,11 +87,18 @@ class Target:
     # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower; C 0.38x - 0.70x on all
     # four (the lane-code shape costs more than the leaves' frames it saves: docs/backends.md)
     leaf_inline: bool = False
+    # leaf inlining as one pass (:class:`CountBase`, ``LaneSpawns.fused``): the base
+    # threads counted first (with inlining only the root has any), a block without them
+    # read in place, every inductive thread as lane code (the last partial step too),
+    # masks straight to bits, narrow lane sums (C); else the split, the base case and
+    # lane spawns whose last partial step writes every child (numba)
+    leaf_fused: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
-                state_in_place=False, lane_passes=False, leaf_inline=False),
+                state_in_place=False, lane_passes=False, leaf_inline=False,
+                leaf_fused=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
 }
@@ -277,6 +284,27 @@ class Split(Step):
 
 
 @dataclass(frozen=True)
+class CountBase(Step):
+    """Leaf inlining as one pass (Target.leaf_fused): the block's base threads counted
+    first (the is-base mask, ``lanes`` threads per step, a popcount).  With leaf
+    inlining no kernel writes a base case, so only the root block can hold one: a block
+    without base threads skips the split and the base case below and the inductive case
+    reads its columns in place (in bfs mode a copy: the children overwrite the level);
+    a block with base threads runs them."""
+
+    mask: ir.Expr
+    reads: tuple[Column, ...]
+    lanes: int
+
+    def detail(self) -> list[str]:
+        return [f"count: {show_expr(self.mask)}  (reads {_names(self.reads)}), "
+                f"{self.lanes} threads per step",
+                "none (every block but the root): no split, no base case; the inductive "
+                "case reads the block in place (bfs: a copy, the children overwrite the "
+                "level)", "else the split and the base case below"]
+
+
+@dataclass(frozen=True)
 class BaseCase(Step):
     """The base case over the base threads (a thread loop)."""
 
@@ -334,6 +362,10 @@ class LaneSpawns(Step):
     # leaf inlining (KernelPlan.leaf_inline): every site tests its child and runs a
     # child that is a base case in the lane; each child block counts those children
     leaves: bool = False
+    # leaf inlining as one pass (Target.leaf_fused, after a :class:`CountBase` step):
+    # every inductive thread as lane code, the last partial step too (its missing lanes
+    # make no spawn), so no child is a base case
+    fused: bool = False
 
     def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
         """The passes grouped into loops: one store per loop (LLVM vectorizes such a
@@ -342,6 +374,9 @@ class LaneSpawns(Step):
         if len(self.passes) > FUSE_ABOVE:
             return (self.passes,)
         return tuple((p,) for p in self.passes) or ((),)
+
+    def fill(self, name: str) -> LaneFill:
+        return next(f for f in self.fills if f.name == name)
 
     def source(self, k: int, column: str) -> str:
         return next(src for kk, c, src in self.sources if kk == k and c == column)
@@ -361,9 +396,18 @@ class LaneSpawns(Step):
         if self.leaves:
             out.append("leaf inlining: a child whose is-base test holds runs its base case "
                        "in the lane, keeps its spawn index and is counted (child block k's "
-                       "inlined leaves), not written; the threads past the last full step "
-                       "write every child")
-        if self.passes or self.fills:
+                       "inlined leaves), not written; " + (
+                           "one pass over every inductive thread (the last partial step as "
+                           "lane code: its missing lanes make no spawn), so no child is a "
+                           "base case; a child block with one site takes its masks straight "
+                           "to bits and that site's arguments; integer sums of narrow values "
+                           "in 16- or 32-bit lane sums per step" if self.fused else
+                           "the threads past the last full step write every child"))
+        if self.fused:
+            out += [f"child block {k}'s {c}: {show_expr(self.fill(src).value)} in every "
+                    "child (filled after the pass, not staged or compacted)"
+                    for k, c, src in self.sources]
+        elif self.passes or self.fills:
             loops = "; ".join(", ".join(p.name for p in g) for g in self.pass_loops())
             out.append(f"passes (one loop each: {loops})")
             out += [f"fill {f.name} = {show_expr(f.value)}" for f in self.fills]
@@ -458,6 +502,7 @@ class StoreReducers(Step):
 
 
 _KINDS: dict[type, str] = {UniformLoad: "uniform-load", Split: "split", BaseCase: "base",
+                           CountBase: "count-base",
                            StraightSpawns: "straight-spawns", LaneSpawns: "lane-spawns",
                            ThreadSpawns: "thread-spawns", LoopPrefix: "loop-prefix",
                            LoopIterate: "loop-iterate", StoreReducers: "store-reducers"}
@@ -589,6 +634,12 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     if uniform:
         steps.append(UniformLoad(sid("uniform"), uniform))
     base_side, ind_side = side("base", bp.base), side("inductive", bp.inductive)
+    dynamic = bp.max_spawns is None
+    fused = (leaf is not None and tg.leaf_fused and ind_side.keep == "copy"
+             and not dynamic and if_convertible(inductive))
+    if fused:
+        steps.append(CountBase(sid("count"), bp.is_base,
+                               reads((ir.ExprStmt(t.loc, bp.is_base),)), LANES))
     steps.append(Split(sid("split"), bp.is_base, reads((ir.ExprStmt(t.loc, bp.is_base),)),
                        LANES, base_side, ind_side,
                        ("all base -> copies", "all inductive -> copies",
@@ -596,7 +647,6 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     steps.append(BaseCase(sid("base"), bp.base, base_side.columns,
                           narrow_sum(program, bp, base_side) if tg.narrow_sum else None,
                           contains_return(bp.base)))
-    dynamic = bp.max_spawns is None
     slack = 0
     if straight_spawns(inductive) and leaf is None:
         steps.append(StraightSpawns(sid("straight"), bp.inductive, ind_side.columns,
@@ -607,11 +657,14 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
         passes, fills, sources = (lane_passes(bp, body, blocks, ind_side, inductive)
                                   if tg.lane_passes else ((), (), ()))
+        if fused:  # (C) a child column every lane's spawn sets alike: filled per block
+            _, fills, sources = lane_passes(bp, body, blocks, ind_side, inductive)
+            sources = tuple(x for x in sources if x[2].startswith("fill"))
         steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, body,
                                 blocks, ("a child block's 32 lanes all spawn -> copy",
                                          "none spawns -> skip"),
                                 tg.counts_in_locals and len(blocks) == 2,
-                                passes, fills, sources, leaf is not None))
+                                passes, fills, sources, leaf is not None, fused))
         slack = LANES
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
