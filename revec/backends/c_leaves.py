@@ -15,6 +15,10 @@ last partial step too (its missing lanes make no spawn, so no child is a base ca
   bytes for one movemask each, and that site's argument arrays as the compaction's
   source (no second staging loop, no spawn-index select);
 - a child block several sites can fill selects per lane as without inlining;
+- a child block needs no slack after it: a full step's compaction stores 32 elements
+  from the block's count, at most the step's first thread, so they end before the
+  block's inductive threads do; the last partial step stores exactly (branch-free:
+  every lane's value, the position advancing past the kept ones);
 - integer sums whose values are narrow (a cast of an 8- or 16-bit value, a small
   constant) run in 16- or 32-bit lane sums, merged once per 32 lanes (they cannot
   overflow there), instead of 64-bit ones per lane.
@@ -33,7 +37,7 @@ import numpy as np
 
 from revec import ir
 from revec.backends.c_stmts import CStmts
-from revec.emit.cexpr import blend, ctype, select_one
+from revec.emit.cexpr import blend, ctype, literal, select_one
 from revec.emit.names import var
 from revec.emit.writer import at
 from revec.transforms import kernel_plan as kp
@@ -150,14 +154,31 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
         if len(fill) == 1 and fill[0].kset == frozenset({k}):
             single[fill[0].index] = k
     multi = [st for st in sites if st.index not in single]
-    own = gen.lane_accumulators(step.body)
-    narrow = narrow_sums(gen, step.body, own)
     leafy = {op.site.index for op in step.body.ops
              if isinstance(op, lanes.MakeSpawn) and op.leaf is not None}
     leaf_blocks = {k for st in sites if st.index in leafy for k in st.kset}
     # a site every lane makes, alone in its child block: its inlined children are the
     # lanes less the children kept (no leaf mask)
     every = {i for i, k in single.items() if i in leafy and not sites[i].conditional}
+    # an integer sum of a constant by every inlined leaf of such a site (binomial's
+    # reduce(count, 1)): the constant times the site's leaves, once per block
+    leaf_site = {op.leaf: op.site.index for op in step.body.ops
+                 if isinstance(op, lanes.MakeSpawn) and op.leaf is not None}
+    counted: dict[int, tuple[str, int, int]] = {}  # fold's position -> (reducer, c, k)
+    for n, op in enumerate(step.body.ops):
+        if isinstance(op, lanes.Fold) and op.guard in leaf_site \
+                and leaf_site[op.guard] in every:
+            decl = gen.program.reducers[op.stmt.reducer]
+            v = op.stmt.value
+            c = v.operand if isinstance(v, ir.Cast) else v
+            if decl.op == "sum" and decl.dtype.kind in "iu" and not decl.bound \
+                    and isinstance(c, ir.Const) and isinstance(c.value, int) \
+                    and not isinstance(c.value, bool) and v.ty.dtype == decl.dtype:
+                counted[n] = (op.stmt.reducer, c.value, single[leaf_site[op.guard]])
+    rest = LaneBody(tuple(op for n, op in enumerate(step.body.ops) if n not in counted),
+                    step.body.sites)
+    own = gen.lane_accumulators(rest)
+    narrow = narrow_sums(gen, rest, own)
     # child block k's columns every lane's spawn sets alike (level-uniform and invariant
     # values): filled once the block's children are counted, not staged or compacted
     filled = {(k, c): step.fill(src).value for k, c, src in step.sources}
@@ -176,7 +197,9 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
     stmt = CStmts(gen, "kernel").stmt
     ind = "                "
     code = [f"{ind}RV_MAYBE_UNUSED int _k = 0;  /* this lane's next spawn index */"]
-    for op in step.body.ops:
+    for n, op in enumerate(step.body.ops):
+        if n in counted:
+            continue
         lines: list[str] = []
         match op:
             case lanes.SetVar(target=tv, value=v, guard=g):
@@ -276,19 +299,34 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
                          tuple(p for p in f if (k, p.name) not in filled), leafy)
             src = {p.name: f"ak_{p.name}" for p in f}
             lk = "lk" if any(st.index in leafy for st in sites if k in st.kset) else None
-        for p in f:
-            if (k, p.name) in filled:
-                continue
+        cols = [p for p in f if (k, p.name) not in filled]
+        mask = f"mk{k}" if one is not None else "mk"
+        L.append(f"            if (lanes_ == {W}) {{")
+        for p in cols:
             w = 8 * p.ty.dtype.itemsize
-            L.append(f"            RV_STEP{w}((const uint{w}_t *){src[p.name]}, "
+            # (the compaction step itself: a kept-all copy or skipped-none test costs
+            # two branches a step and saves little here)
+            L.append(f"                RV_CSTEP{w}((const uint{w}_t *){src[p.name]}, "
                      f"(uint{w}_t *)(p_{p.name} + d), nk{k}, b);")
-        L.append(f"            nk{k} += __builtin_popcount(b);")
+        L += ["            } else {  /* exact stores: no slack after the block */",
+              f"                int64_t q = nk{k};",
+              "                for (int u = 0; u < lanes_; u++) {",
+              *[f"                    p_{p.name}[d + q] = {src[p.name]}[u];" for p in cols],
+              f"                    q += {mask}[u] != 0;",
+              "                }", "            }",
+              f"            nk{k} += __builtin_popcount(b);"]
         if lk is not None:
             L.append(f"            nl{k} += __builtin_popcount(rv_bits32({lk}));")
         L.append("        }")
     L.append("    }")
     for rn, (nt, _) in narrow.items():
         L += [f"    {x}" for x in _merge(gen, rn, nt)]
+    for rn, cv, k in counted.values():
+        decl = gen.program.reducers[rn]
+        ct = ctype(ir.Ty(decl.dtype))
+        u = "u" + ct if decl.dtype.kind == "i" else ct
+        L.append(f"    la_{rn} = ({ct})(({u})la_{rn} + ({u})({literal(cv, ir.Ty(decl.dtype))}) "
+                 f"* ({u})(ni - nk{k}));  /* its constant, once per inlined leaf */")
     for (k, col), fv in filled.items():
         ty = next(p.ty for p in f if p.name == col)
         L += [f"    {{ const {ctype(ty)} _v = {gen.expr(fv)}; {ctype(ty)} *restrict _o = "

@@ -80,12 +80,13 @@ class Target:
     # with one store, not the C form, one loop storing every site's lane arrays, which
     # measured 2x slower there); else per-chunk lane arrays on the stack (C)
     lane_passes: bool
-    # leaf inlining by default where it applies (KernelPlan.leaf_inline): off on both
-    # back ends, REVEC_PLAN_ON=leaf_inline switches it on.  Measured (2-core AMD EPYC
-    # Zen 4, AVX-512, a loaded machine: CPU seconds, medians of 5-9 interleaved runs,
-    # reexp, inlining on vs off): numba mixed, fib(35) 1.46x and graphcol 1.85x faster,
-    # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower; C 0.38x - 0.70x on all
-    # four (the lane-code shape costs more than the leaves' frames it saves: docs/backends.md)
+    # leaf inlining by default where it applies (KernelPlan.leaf_inline), unless
+    # leaf_unprofitable finds a reason against it for the program; REVEC_PLAN_ON=
+    # leaf_inline switches it on regardless, REVEC_PLAN_OFF=leaf_inline off.  numba: off
+    # (measured on a 2-core AMD EPYC Zen 4, AVX-512, loaded: CPU seconds, medians of 5-9
+    # interleaved runs, reexp, on vs off: fib(35) 1.46x and graphcol 1.85x faster,
+    # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower).  C: on, as one pass
+    # (leaf_fused; figures at leaf_unprofitable and docs/backends.md)
     leaf_inline: bool = False
     # leaf inlining as one pass (:class:`CountBase`, ``LaneSpawns.fused``): the base
     # threads counted first (with inlining only the root has any), a block without them
@@ -97,7 +98,7 @@ class Target:
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
-                state_in_place=False, lane_passes=False, leaf_inline=False,
+                state_in_place=False, lane_passes=False, leaf_inline=True,
                 leaf_fused=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
@@ -604,7 +605,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     off = plan_off() if off is None else off
     on = plan_on() if on is None else on
     leaf, leaf_note = leaf_decision(program, bp, inductive, off | (
-        frozenset() if tg.leaf_inline or "leaf_inline" in on else {"target"}), tg)
+        frozenset() if "leaf_inline" in on else {"default"} if tg.leaf_inline
+        else {"target"}), tg)
     if leaf is not None:  # the lane variables of the inlined children
         extra = {v: p.ty for p in t.params for k, v in leaf.temps.items() if k == p.name}
         extra |= {v: t.locals[k] for k, v in leaf.locals.items()}
@@ -665,7 +667,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                                          "none spawns -> skip"),
                                 tg.counts_in_locals and len(blocks) == 2,
                                 passes, fills, sources, leaf is not None, fused))
-        slack = LANES
+        slack = 0 if fused else LANES  # (fused: the last partial step stores exactly)
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
                       for nm, ty in loop_state(shape, _params(bp, varying), t.locals))
@@ -723,8 +725,9 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
     reductions and ifs, everything speculable: no stores, calls, array reads or
     returns) and, at a spawn under a condition, the is-base test is speculable too;
     not with bounds (a leaf run early would read the bound at another time).  ``off``
-    holds ``leaf_inline`` (switched off) or ``target`` (the target's default is off and
-    nothing switched it on)."""
+    holds ``leaf_inline`` (switched off), ``target`` (the target's default is off and
+    nothing switched it on) or ``default`` (the target's default is on where
+    :func:`leaf_unprofitable` finds nothing against it, and nothing switched it on)."""
     t = bp.task
     if bp.max_spawns is None:
         return None, "not applied: the number of child blocks grows at run time"
@@ -762,13 +765,41 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
         return None, (f"switched off ({PLAN_OFF_ENV}=leaf_inline, or a back end without "
                       "it); it would apply")
     if "target" in off:
-        return None, (f"off by default on the {tg.name} back end (measured: slower on C, "
-                      f"mixed on numba); {PLAN_ON_ENV}=leaf_inline switches it on; it "
-                      "would apply")
+        return None, (f"off by default on the {tg.name} back end (measured: mixed on "
+                      f"numba); {PLAN_ON_ENV}=leaf_inline switches it on; it would apply")
+    if "default" in off:
+        why = leaf_unprofitable(program, bp, inductive)
+        if why:
+            return None, (f"off by default for this program on the {tg.name} back end: "
+                          f"{why}; {PLAN_ON_ENV}=leaf_inline switches it on; it would apply")
     leaf = LeafInline(t.params, bp.is_base, base, temps, names)
     return leaf, (f"on: at each spawn the child's is-base ({show_expr(bp.is_base)}) on its "
                   "arguments; a leaf runs its base case in the parent's lane and is "
                   "counted as a task and leaf of its level, not written")
+
+
+def leaf_unprofitable(program: ir.Program, bp: BlockProgram,
+                      inductive: tuple[ir.Stmt, ...]) -> str:
+    """Why a target whose default is leaf inlining (C, as one pass) leaves it off for
+    this program ("" when nothing): a child block that several spawn sites can fill
+    (its lanes select the site per lane, then every kept child is staged again: measured
+    slower, parentheses(16) 0.56x and graphcol(20) 0.94x of inlining off, while fib(40)
+    and binomial(30, 13), one site per child block, ran 1.08-1.10x faster; C reexp,
+    B = 8192, interleaved), or a float reducer (inlined leaves reduce in their parents'
+    lanes, another order of a float sum)."""
+    floats = sorted(r.name for r in bp.reducers
+                    if program.reducers[r.name].dtype.kind not in "iub")
+    if floats:
+        return (f"the float reducer {floats[0]} (inlined leaves would sum it in another "
+                "order)")
+    body = if_convert(inductive, tuple(p.name for p in bp.columns),
+                      tuple(p.name for p in bp.fields))
+    for k in sorted(set().union(*(s.kset for s in body.sites))):
+        fill = [s for s in body.sites if k in s.kset]
+        if len(fill) > 1 or fill[0].kset != frozenset({k}):
+            return (f"child block {k} can be filled by several spawn sites (a select per "
+                    "lane; measured slower)")
+    return ""
 
 
 def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
