@@ -178,6 +178,9 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
     rest = LaneBody(tuple(op for n, op in enumerate(step.body.ops) if n not in counted),
                     step.body.sites)
     own = gen.lane_accumulators(rest)
+    sad = byte_sums(gen, rest, own)  # fold position -> its byte array's C type
+    sad_red = sorted({step.body.ops[n].stmt.reducer for n in sad})  # type: ignore[union-attr]
+    own = tuple(r for r in own if r not in sad_red)
     narrow = narrow_sums(gen, rest, own)
     # child block k's columns every lane's spawn sets alike (level-uniform and invariant
     # values): filled once the block's children are counted, not staged or compacted
@@ -200,7 +203,14 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
     for n, op in enumerate(step.body.ops):
         if n in counted:
             continue
-        lines: list[str] = []
+        lines = []
+        if n in sad and isinstance(op, lanes.Fold):  # the byte, 0 where it does not reduce
+            bt = sad[n]
+            val = f"({bt})({gen.expr(_cast_operand(op.stmt.value))})"
+            g = op.guard
+            lines.append(f"{ind}lv{n}[u] = {val if g is None else f'_c{g} ? {val} : ({bt})0'};")
+            code += at(op.loc, lines)
+            continue
         match op:
             case lanes.SetVar(target=tv, value=v, guard=g):
                 val = gen.expr(v)
@@ -261,6 +271,7 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
         arrays.append(("uint8_t", f"mk{k}"))
         if i in leafy and i not in every:
             arrays.append(("uint8_t", f"lk{k}"))
+    arrays += [(bt, f"lv{n}") for n, bt in sad.items()]
     for st in multi:
         arrays += [("uint8_t", f"m{st.index}"), ("uint8_t", f"k{st.index}")]
         if st.index in leafy:
@@ -270,6 +281,10 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
          "    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */"]
     # the children written and inlined per child block, counted in locals
     L += [f"    int64_t nk{k} = 0, nl{k} = 0;" for k in step.child_blocks]
+    if sad:
+        L += SAD_MACROS
+    for rn in sad_red:  # a byte sum: per 32 lanes a vector sum of absolute differences
+        L += [f"    rv_sad_t sa_{rn} = RV_SAD_ZERO;", f"    int64_t sb_{rn} = 0;"]
     for rn, (nt, _) in narrow.items():  # a narrow sum per lane, merged every few steps
         L += [f"    {nt} ps_{rn}[{W}] = {{0}};", f"    int64_t pn_{rn} = 0;"]
     L += [f"    for (int64_t j0 = 0; j0 < ni; j0 += {W}) {{",
@@ -283,6 +298,12 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
           "            for (int u = 0; u < lanes_; u++) {",
           '                __asm__ __volatile__("" ::: "memory");  /* not vectorized */',
           *body, "            }", "        }"]
+    for n, bt in sad.items():
+        rn = step.body.ops[n].stmt.reducer  # type: ignore[union-attr]
+        if bt == "int8_t":  # (biased to unsigned: 128 more per lane)
+            L += [f"        sa_{rn} = RV_SAD_ADDS(sa_{rn}, lv{n}); sb_{rn}++;"]
+        else:
+            L += [f"        sa_{rn} = RV_SAD_ADDU(sa_{rn}, lv{n});"]
     for rn, (nt, steps) in narrow.items():
         L += [f"        if (++pn_{rn} == {steps}) {{",
               *[f"            {x}" for x in _merge(gen, rn, nt)],
@@ -321,6 +342,12 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
     L.append("    }")
     for rn, (nt, _) in narrow.items():
         L += [f"    {x}" for x in _merge(gen, rn, nt)]
+    for rn in sad_red:
+        decl = gen.program.reducers[rn]
+        ct = ctype(ir.Ty(decl.dtype))
+        u = "u" + ct if decl.dtype.kind == "i" else ct
+        L.append(f"    la_{rn} = ({ct})(({u})la_{rn} + ({u})(RV_SAD_SUM(sa_{rn}) - "
+                 f"INT64_C({128 * W}) * sb_{rn}));")
     for rn, cv, k in counted.values():
         decl = gen.program.reducers[rn]
         ct = ctype(ir.Ty(decl.dtype))
@@ -337,6 +364,68 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
         nl = f"ni - nk{k}" if one in every else f"nl{k}"
         L.append(f"    kc[{k}] += nk{k};" + (f" klf[{k}] += {nl};" if k in leaf_blocks else ""))
     return L
+
+
+# byte sums (:func:`byte_sums`): a vector of four 64-bit sums per reducer, each step
+# adding a 32-byte array's sum of absolute differences from zero (a signed byte biased by
+# 128); elsewhere a scalar loop
+SAD_MACROS = [
+    "#ifndef RV_SAD_ZERO",
+    "#if REVEC_X86 && defined(__AVX2__)",
+    "typedef __m256i rv_sad_t;",
+    "#define RV_SAD_ZERO _mm256_setzero_si256()",
+    "#define RV_SAD_ADDU(a, x) _mm256_add_epi64((a), _mm256_sad_epu8(_mm256_loadu_si256("
+    "(const __m256i *)(x)), _mm256_setzero_si256()))",
+    "#define RV_SAD_ADDS(a, x) _mm256_add_epi64((a), _mm256_sad_epu8(_mm256_xor_si256("
+    "_mm256_loadu_si256((const __m256i *)(x)), _mm256_set1_epi8((char)0x80)), "
+    "_mm256_setzero_si256()))",
+    "#define RV_SAD_SUM(a) ({ __m128i t_ = _mm_add_epi64(_mm256_castsi256_si128(a), "
+    "_mm256_extracti128_si256((a), 1)); (int64_t)(_mm_cvtsi128_si64(t_) + "
+    "_mm_extract_epi64(t_, 1)); })",
+    "#else",
+    "typedef int64_t rv_sad_t;",
+    "#define RV_SAD_ZERO 0",
+    "#define RV_SAD_ADDU(a, x) ({ int64_t s_ = (a); for (int u_ = 0; u_ < 32; u_++) "
+    "s_ += ((const uint8_t *)(x))[u_]; s_; })",
+    "#define RV_SAD_ADDS(a, x) ({ int64_t s_ = (a); for (int u_ = 0; u_ < 32; u_++) "
+    "s_ += ((const int8_t *)(x))[u_] + 128; s_; })",
+    "#define RV_SAD_SUM(a) (a)",
+    "#endif",
+    "#endif",
+]
+
+
+def byte_sums(gen: Any, body: LaneBody, own: tuple[str, ...]) -> dict[int, str]:
+    """The reductions (by position in ``body``) of the integer sum reducers of ``own``
+    whose every reduction adds a byte (a cast of an 8-bit integer or a bool to the
+    reducer's type), with the byte's C type: each stored per lane (0 where it does not
+    reduce) and summed per 32 lanes by a vector sum of absolute differences, cheaper
+    than widening every byte to a 16-bit lane sum (fib's leaves)."""
+    by: dict[str, list[int]] = {}
+    for n, op in enumerate(body.ops):
+        if isinstance(op, lanes.Fold):
+            by.setdefault(op.stmt.reducer, []).append(n)
+    out: dict[int, str] = {}
+    for r in own:
+        decl = gen.program.reducers[r]
+        if decl.op != "sum" or r not in by:
+            continue
+        types = []
+        for n in by[r]:
+            v = body.ops[n].stmt.value  # type: ignore[union-attr]
+            e = v.operand if isinstance(v, ir.Cast) else None
+            ok = e is not None and v.ty.dtype == decl.dtype and not isinstance(e, ir.Const) \
+                and (e.ty.kind == "b" or (e.ty.kind in "iu" and e.ty.dtype.itemsize == 1))
+            types.append(None if not ok or e is None else
+                         "int8_t" if e.ty.kind == "i" else "uint8_t")
+        if all(types):
+            out.update({n: str(t) for n, t in zip(by[r], types)})
+    return out
+
+
+def _cast_operand(v: ir.Expr) -> ir.Expr:
+    assert isinstance(v, ir.Cast)
+    return v.operand
 
 
 def _merge(gen: Any, r: str, nt: str) -> list[str]:
