@@ -399,10 +399,13 @@ class LaneSpawns(Step):
                        "in the lane, keeps its spawn index and is counted (child block k's "
                        "inlined leaves), not written; " + (
                            "one pass over every inductive thread (the last partial step as "
-                           "lane code: its missing lanes make no spawn), so no child is a "
-                           "base case; a child block with one site takes its masks straight "
-                           "to bits and that site's arguments; integer sums of narrow values "
-                           "in 16- or 32-bit lane sums per step" if self.fused else
+                           "lane code: its missing lanes make no spawn, its children stored "
+                           "exactly: no slack), so no child is a base case; a child block "
+                           "with one site takes its masks straight to bits and that site's "
+                           "arguments; a sum of bytes per 32 lanes by a vector sum of "
+                           "absolute differences, of other narrow values in 16- or 32-bit "
+                           "lane sums; a constant every leaf of an every-lane site reduces: "
+                           "once per block, times its leaves" if self.fused else
                            "the threads past the last full step write every child"))
         if self.fused:
             out += [f"child block {k}'s {c}: {show_expr(self.fill(src).value)} in every "
@@ -663,8 +666,9 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
             _, fills, sources = lane_passes(bp, body, blocks, ind_side, inductive)
             sources = tuple(x for x in sources if x[2].startswith("fill"))
         steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, body,
-                                blocks, ("a child block's 32 lanes all spawn -> copy",
-                                         "none spawns -> skip"),
+                                blocks, ("a compaction step per full step (no tests)",)
+                                if fused else ("a child block's 32 lanes all spawn -> copy",
+                                               "none spawns -> skip"),
                                 tg.counts_in_locals and len(blocks) == 2,
                                 passes, fills, sources, leaf is not None, fused))
         slack = 0 if fused else LANES  # (fused: the last partial step stores exactly)
@@ -765,8 +769,8 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
         return None, (f"switched off ({PLAN_OFF_ENV}=leaf_inline, or a back end without "
                       "it); it would apply")
     if "target" in off:
-        return None, (f"off by default on the {tg.name} back end (measured: mixed on "
-                      f"numba); {PLAN_ON_ENV}=leaf_inline switches it on; it would apply")
+        return None, (f"off by default on the {tg.name} back end (measured: mixed); "
+                      f"{PLAN_ON_ENV}=leaf_inline switches it on; it would apply")
     if "default" in off:
         why = leaf_unprofitable(program, bp, inductive)
         if why:
