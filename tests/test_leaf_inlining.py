@@ -231,3 +231,27 @@ def test_long_chains_in_an_inlined_base_case(tmp_path: Path,
     got = api.run_program(path, "walk", (12,), variant="bfs", backend="c")
     assert got.reducers == want
     assert got.stats.inlined > 0
+
+
+@pytest.mark.skipif(not HAS_GCC, reason="no gcc")
+def test_narrow_sums_of_inlined_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-pass C kernel's sums of inlined leaves (revec/backends/c_leaves.py): int8
+    values at -128 and 127 (a byte sum, biased), int16 values at -32768 and 32767 (32-bit
+    lane sums) and a constant (once per block, times the leaves), in blocks mixing kept
+    and inlined children: the plain-Python run's reducers, every schedule, 1-2 workers."""
+    path = HERE / "programs" / "leaf_sums.py"
+    want = api.run_program(path, "extremes", (), variant="seq").reducers
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
+    monkeypatch.setenv(kp.PLAN_ON_ENV, "")
+    ct = api.compiled_task(api.get_program(path), "extremes", "c")
+    lane = ct.plan.step(kp.LaneSpawns)
+    assert ct.plan.leaf_inline is not None and isinstance(lane, kp.LaneSpawns) and lane.fused
+    assert "RV_SAD_ADDS(sa_bytes_" in ct.source and "ps_shorts[u]" in ct.source
+    assert "la_ones + (uint64_t)(INT64_C(3)) * (uint64_t)(ni - nk0)" in ct.source
+    rargs = api.root_args(api.get_program(path), "extremes", ())
+    for strategy, b, r, p in SCHEDULES:
+        sched = Schedule.make(strategy, b, r, p)
+        for workers in (1, 2):
+            reducers, stats = ct.run(rargs, sched, workers=workers)
+            assert reducers == want, (sched, workers)
+            assert stats.inlined > 0, (sched, workers)

@@ -178,7 +178,7 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
     rest = LaneBody(tuple(op for n, op in enumerate(step.body.ops) if n not in counted),
                     step.body.sites)
     own = gen.lane_accumulators(rest)
-    sad = byte_sums(gen, rest, own)  # fold position -> its byte array's C type
+    sad = byte_sums(gen, step.body, own, set(counted))  # fold position -> byte C type
     sad_red = sorted({step.body.ops[n].stmt.reducer for n in sad})  # type: ignore[union-attr]
     own = tuple(r for r in own if r not in sad_red)
     narrow = narrow_sums(gen, rest, own)
@@ -395,15 +395,17 @@ SAD_MACROS = [
 ]
 
 
-def byte_sums(gen: Any, body: LaneBody, own: tuple[str, ...]) -> dict[int, str]:
+def byte_sums(gen: Any, body: LaneBody, own: tuple[str, ...], skip: set[int]
+              ) -> dict[int, str]:
     """The reductions (by position in ``body``) of the integer sum reducers of ``own``
     whose every reduction adds a byte (a cast of an 8-bit integer or a bool to the
     reducer's type), with the byte's C type: each stored per lane (0 where it does not
     reduce) and summed per 32 lanes by a vector sum of absolute differences, cheaper
-    than widening every byte to a 16-bit lane sum (fib's leaves)."""
+    than widening every byte to a 16-bit lane sum (fib's leaves).  ``skip``: positions
+    of reductions counted otherwise."""
     by: dict[str, list[int]] = {}
     for n, op in enumerate(body.ops):
-        if isinstance(op, lanes.Fold):
+        if isinstance(op, lanes.Fold) and n not in skip:
             by.setdefault(op.stmt.reducer, []).append(n)
     out: dict[int, str] = {}
     for r in own:
