@@ -281,6 +281,7 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
          "    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */"]
     # the children written and inlined per child block, counted in locals
     L += [f"    int64_t nk{k} = 0, nl{k} = 0;" for k in step.child_blocks]
+    L += STEP_MACROS
     if sad:
         L += SAD_MACROS
     for rn in sad_red:  # a byte sum: per 32 lanes a vector sum of absolute differences
@@ -325,9 +326,7 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
         L.append(f"            if (lanes_ == {W}) {{")
         for p in cols:
             w = 8 * p.ty.dtype.itemsize
-            # (the compaction step itself: a kept-all copy or skipped-none test costs
-            # two branches a step and saves little here)
-            L.append(f"                RV_CSTEP{w}((const uint{w}_t *){src[p.name]}, "
+            L.append(f"                RV_LSTEP{w}((const uint{w}_t *){src[p.name]}, "
                      f"(uint{w}_t *)(p_{p.name} + d), nk{k}, b);")
         L += ["            } else {  /* exact stores: no slack after the block */",
               f"                int64_t q = nk{k};",
@@ -365,6 +364,22 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
         L.append(f"    kc[{k}] += nk{k};" + (f" klf[{k}] += {nl};" if k in leaf_blocks else ""))
     return L
 
+
+# a full step's compaction: with AVX-512 VBMI2 the compress itself (its kept-all copy
+# and kept-none tests are two branches a step; no difference above the noise measured);
+# else with them (AVX2's table-driven steps cost more than a copy: binomial(30, 13),
+# where most steps keep all, C reexp B = 8192 with -mno-avx512f, 0.86x of inlining off
+# without them, 1.20x with them)
+STEP_MACROS = [
+    "#ifndef RV_LSTEP8",
+    "#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && "
+    "defined(__AVX512BW__)",
+    *[f"#define RV_LSTEP{w}(x, o, j, b) RV_CSTEP{w}(x, o, j, b)" for w in (8, 16, 32, 64)],
+    "#else",
+    *[f"#define RV_LSTEP{w}(x, o, j, b) RV_STEP{w}(x, o, j, b)" for w in (8, 16, 32, 64)],
+    "#endif",
+    "#endif",
+]
 
 # byte sums (:func:`byte_sums`): a vector of four 64-bit sums per reducer, each step
 # adding a 32-byte array's sum of absolute differences from zero (a signed byte biased by

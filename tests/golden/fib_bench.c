@@ -170,6 +170,19 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
     int64_t nk0 = 0, nl0 = 0;
     int64_t nk1 = 0, nl1 = 0;
+#ifndef RV_LSTEP8
+#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+#define RV_LSTEP8(x, o, j, b) RV_CSTEP8(x, o, j, b)
+#define RV_LSTEP16(x, o, j, b) RV_CSTEP16(x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_CSTEP32(x, o, j, b)
+#define RV_LSTEP64(x, o, j, b) RV_CSTEP64(x, o, j, b)
+#else
+#define RV_LSTEP8(x, o, j, b) RV_STEP8(x, o, j, b)
+#define RV_LSTEP16(x, o, j, b) RV_STEP16(x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_STEP32(x, o, j, b)
+#define RV_LSTEP64(x, o, j, b) RV_STEP64(x, o, j, b)
+#endif
+#endif
 #ifndef RV_SAD_ZERO
 #if REVEC_X86 && defined(__AVX2__)
 typedef __m256i rv_sad_t;
@@ -225,7 +238,7 @@ typedef int64_t rv_sad_t;
                 a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 _k += 1;
-#line 1754 "fib_fib.c"
+#line 1767 "fib_fib.c"
             }
         } else {  /* the last partial step: the missing lanes make no spawn */
             memset(a0_n, 0, sizeof(a0_n));
@@ -263,7 +276,7 @@ typedef int64_t rv_sad_t;
                 a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 _k += 1;
-#line 1792 "fib_fib.c"
+#line 1805 "fib_fib.c"
             }
         }
         sa_count = RV_SAD_ADDS(sa_count, lv2); sb_count++;
@@ -271,7 +284,7 @@ typedef int64_t rv_sad_t;
         {
             uint32_t b = rv_bits32(mk0); int64_t d = out_base + 0 * ns;
             if (lanes_ == 32) {
-                RV_CSTEP8((const uint8_t *)a0_n, (uint8_t *)(p_n + d), nk0, b);
+                RV_LSTEP8((const uint8_t *)a0_n, (uint8_t *)(p_n + d), nk0, b);
             } else {  /* exact stores: no slack after the block */
                 int64_t q = nk0;
                 for (int u = 0; u < lanes_; u++) {
@@ -284,7 +297,7 @@ typedef int64_t rv_sad_t;
         {
             uint32_t b = rv_bits32(mk1); int64_t d = out_base + 1 * ns;
             if (lanes_ == 32) {
-                RV_CSTEP8((const uint8_t *)a1_n, (uint8_t *)(p_n + d), nk1, b);
+                RV_LSTEP8((const uint8_t *)a1_n, (uint8_t *)(p_n + d), nk1, b);
             } else {  /* exact stores: no slack after the block */
                 int64_t q = nk1;
                 for (int u = 0; u < lanes_; u++) {
@@ -400,18 +413,18 @@ void revec_free(void *p) { free(p); }
 static void seq_fib(int8_t v_n);
 #line 15 "fib.py"
 static void seq_fib(int8_t v_n) {
-#line 1929 "fib_fib.c"
+#line 1942 "fib_fib.c"
     RV_MAYBE_UNUSED int8_t v__lf_n = 0;
 #line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1934 "fib_fib.c"
+#line 1947 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1))))));
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2))))));
-#line 1940 "fib_fib.c"
+#line 1953 "fib_fib.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -428,12 +441,12 @@ static int64_t rv_omp_cutoff;
 static void omp_fib(int8_t v_n, int64_t _depth);
 #line 15 "fib.py"
 static void omp_fib(int8_t v_n, int64_t _depth) {
-#line 1957 "fib_fib.c"
+#line 1970 "fib_fib.c"
     RV_MAYBE_UNUSED int8_t v__lf_n = 0;
 #line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1962 "fib_fib.c"
+#line 1975 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
@@ -471,7 +484,7 @@ static void omp_fib(int8_t v_n, int64_t _depth) {
         }
 #line 20 "fib.py"
     }
-#line 2000 "fib_fib.c"
+#line 2013 "fib_fib.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
