@@ -280,7 +280,9 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
          "       last partial step too: its missing lanes make no spawn) */",
          "    const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */"]
     # the children written and inlined per child block, counted in locals
-    L += [f"    int64_t nk{k} = 0, nl{k} = 0;" for k in step.child_blocks]
+    L += [f"    int64_t nk{k} = 0;" + (f" int64_t nl{k} = 0;" if k in leaf_blocks and not any(
+        kk == k and i in every for i, kk in single.items()) else "")
+          for k in step.child_blocks]
     L += STEP_MACROS
     if sad:
         L += SAD_MACROS
