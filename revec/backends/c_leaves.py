@@ -316,7 +316,7 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
         one = next((i for i, kk in single.items() if kk == k), None)
         if one is not None:
             src = {p.name: f"a{one}_{p.name}" for p in f}
-            L.append(f"            uint32_t b = rv_bits32(mk{k}); int64_t d = out_base + {k} * ns;")
+            L.append(f"            uint32_t b = rv_bits32(mk{k}); RV_MAYBE_UNUSED int64_t d = out_base + {k} * ns;")
             lk = f"lk{k}" if one in leafy and one not in every else None
         else:
             L += _select(k, [st for st in sites if k in st.kset],
@@ -325,18 +325,20 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
             lk = "lk" if any(st.index in leafy for st in sites if k in st.kset) else None
         cols = [p for p in f if (k, p.name) not in filled]
         mask = f"mk{k}" if one is not None else "mk"
-        L.append(f"            if (lanes_ == {W}) {{")
+        if cols:
+            L.append(f"            if (lanes_ == {W}) {{")
         for p in cols:
             w = 8 * p.ty.dtype.itemsize
             L.append(f"                RV_LSTEP{w}((const uint{w}_t *){src[p.name]}, "
                      f"(uint{w}_t *)(p_{p.name} + d), nk{k}, b);")
-        L += ["            } else {  /* exact stores: no slack after the block */",
-              f"                int64_t q = nk{k};",
-              "                for (int u = 0; u < lanes_; u++) {",
-              *[f"                    p_{p.name}[d + q] = {src[p.name]}[u];" for p in cols],
-              f"                    q += {mask}[u] != 0;",
-              "                }", "            }",
-              f"            nk{k} += __builtin_popcount(b);"]
+        if cols:
+            L += ["            } else {  /* exact stores: no slack after the block */",
+                  f"                int64_t q = nk{k};",
+                  "                for (int u = 0; u < lanes_; u++) {",
+                  *[f"                    p_{p.name}[d + q] = {src[p.name]}[u];" for p in cols],
+                  f"                    q += {mask}[u] != 0;",
+                  "                }", "            }"]
+        L.append(f"            nk{k} += __builtin_popcount(b);")
         if lk is not None:
             L.append(f"            nl{k} += __builtin_popcount(rv_bits32({lk}));")
         L.append("        }")
@@ -484,5 +486,5 @@ def _select(k: int, sites: list[lanes.SpawnSite], columns: tuple[ir.Param, ...],
             for n in range(len(sites) - 2, -1, -1):
                 pick = f"(s{n} ? a{sites[n].index}_{p.name}[u] : {pick})"
         L.append(f"{i2}    ak_{p.name}[u] = {pick};")
-    L += [f"{i2}}}", f"{i2}uint32_t b = rv_bits32(mk); int64_t d = out_base + {k} * ns;"]
+    L += [f"{i2}}}", f"{i2}uint32_t b = rv_bits32(mk); RV_MAYBE_UNUSED int64_t d = out_base + {k} * ns;"]
     return L
