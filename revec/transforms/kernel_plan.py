@@ -787,10 +787,10 @@ def leaf_unprofitable(program: ir.Program, bp: BlockProgram,
     """Why a target whose default is leaf inlining (C, as one pass) leaves it off for
     this program ("" when nothing): a child block that several spawn sites can fill
     (its lanes select the site per lane, then every kept child is staged again: measured
-    on the AVX-512 build parentheses(16) 0.35x and graphcol(20) 0.65x of inlining off,
-    while fib(40) and binomial(30, 13), one site per child block, ran 1.49x and 1.41x
-    faster; C reexp, best of B = 2^13..2^15, medians of 7 interleaved in one process,
-    load 3.4-5.6; on the AVX2 build graphcol gained, 1.25x, but parentheses lost, 0.67x:
+    on the AVX-512 build parentheses(16) 0.41x and graphcol(20) 0.61x of inlining off,
+    while fib(40) and binomial(30, 13), one site per child block, ran 1.21x and 1.24x
+    faster; C reexp, best of B = 2^13..2^15, medians interleaved in one process; on the
+    AVX2 build fib 1.57x, binomial 1.16x, graphcol 1.02x, parentheses 0.65x: the table in
     docs/backends.md), or a float reducer (inlined leaves reduce in their parents' lanes,
     another order of a float sum)."""
     floats = sorted(r.name for r in bp.reducers
