@@ -168,8 +168,8 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     /* inductive case: every inductive thread as lane code, 32 at a time (the
        last partial step too: its missing lanes make no spawn) */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
-    int64_t nk0 = 0, nl0 = 0;
-    int64_t nk1 = 0, nl1 = 0;
+    int64_t nk0 = 0;
+    int64_t nk1 = 0;
 #ifndef RV_LSTEP8
 #if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
 #define RV_LSTEP8(x, o, j, b) RV_CSTEP8(x, o, j, b)
@@ -282,7 +282,7 @@ typedef int64_t rv_sad_t;
         sa_count = RV_SAD_ADDS(sa_count, lv2); sb_count++;
         sa_count = RV_SAD_ADDS(sa_count, lv6); sb_count++;
         {
-            uint32_t b = rv_bits32(mk0); int64_t d = out_base + 0 * ns;
+            uint32_t b = rv_bits32(mk0); RV_MAYBE_UNUSED int64_t d = out_base + 0 * ns;
             if (lanes_ == 32) {
                 RV_LSTEP8((const uint8_t *)a0_n, (uint8_t *)(p_n + d), nk0, b);
             } else {  /* exact stores: no slack after the block */
@@ -295,7 +295,7 @@ typedef int64_t rv_sad_t;
             nk0 += __builtin_popcount(b);
         }
         {
-            uint32_t b = rv_bits32(mk1); int64_t d = out_base + 1 * ns;
+            uint32_t b = rv_bits32(mk1); RV_MAYBE_UNUSED int64_t d = out_base + 1 * ns;
             if (lanes_ == 32) {
                 RV_LSTEP8((const uint8_t *)a1_n, (uint8_t *)(p_n + d), nk1, b);
             } else {  /* exact stores: no slack after the block */
