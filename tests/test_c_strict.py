@@ -211,12 +211,15 @@ def test_line_directives_name_the_user_lines(tmp_path: Path) -> None:
     spawn1, spawn2 = line_of("spawn(fib, n - 1)"), line_of("spawn(fib, n - 2)")
     ours = line_map(text)
     for lines in (ours, gcc_line_map(text, tmp_path)):
-        # the kernel: the split's is-base test, the narrow sum (the base case), the
-        # straight-line spawns into child blocks 0 and 1
+        # the kernel: the count's and the split's is-base test, the narrow sum (the
+        # base case), and the one-pass leaf-inlining lane code: the children's arguments
+        # at their spawns, the inlined leaves' bytes at the reduction
         assert set(_where(lines, "m[u] = (")) == {("fib.py", is_base)}
         assert set(_where(lines, "part += bp_n[j];")) == {("fib.py", red)}
-        assert set(_where(lines, "o0_n[j] = _s0;")) == {("fib.py", spawn1)}
-        assert set(_where(lines, "o1_n[j] = _s0;")) == {("fib.py", spawn2)}
+        assert set(_where(lines, "a0_n[u] = ")) == {("fib.py", spawn1)}
+        assert set(_where(lines, "a1_n[u] = ")) == {("fib.py", spawn2)}
+        assert set(_where(lines, "[u] = _c0 ? (int8_t)(v__lf_n)")) == {("fib.py", red)}
+        assert set(_where(lines, "[u] = _c1 ? (int8_t)(v__lf_n)")) == {("fib.py", red)}
         # the plain recursive C and the OpenMP peer: the test, the reduction, the spawns
         assert set(_where(lines, "acc_count = (int64_t)")) == {("fib.py", red)}
         assert ("fib.py", spawn1) in _where(lines, "seq_fib(((int8_t)")

@@ -1,5 +1,6 @@
-"""Leaf inlining (revec/transforms/kernel_plan.py, ``leaf_decision``; off by default on
-both back ends, REVEC_PLAN_ON=leaf_inline on, REVEC_PLAN_OFF=leaf_inline off): at every spawn the
+"""Leaf inlining (revec/transforms/kernel_plan.py, ``leaf_decision``; on by default on C
+where ``leaf_unprofitable`` finds nothing against it, off on numba, REVEC_PLAN_ON=leaf_inline
+on, REVEC_PLAN_OFF=leaf_inline off): at every spawn the
 child's is-base test runs on the child's arguments, and a child that is a base case runs
 its base case in the parent's lane and is never written.  Both drivers count such a leaf
 as a task and a leaf of the child's level and as a thread of the child block it belongs
@@ -82,8 +83,8 @@ def references() -> dict[str, tuple[list[list[int]], dict[str, Any]]]:
 
 
 def build(monkeypatch: pytest.MonkeyPatch, backend: str, name: str, off: str) -> Any:
-    """The compiled task with leaf inlining switched off (``off``) or on (both targets'
-    default is off)."""
+    """The compiled task with leaf inlining switched off (``off``) or on (whatever the
+    target's default)."""
     path, task, _ = PROGRAMS[name]
     monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
     monkeypatch.setenv(kp.PLAN_ON_ENV, "" if off else "leaf_inline")
@@ -125,18 +126,30 @@ def test_counts_are_the_sequential_references(
 
 def test_the_plan_decides_and_says_why() -> None:
     fib = api.get_program(ROOT / "benchmarks" / "fib.py")
-    # off by default on both back ends (measured slower on C, mixed on numba)
-    for target in ("c", "numba"):
-        default = kp.build_plan(fib, "fib", target=target, off=NONE, on=NONE)
-        assert default.leaf_inline is None and isinstance(
-            default.step(kp.StraightSpawns), kp.StraightSpawns), target
-        assert f"leaf inlining: off by default on the {target} back end" in default.render()
-        assert "REVEC_PLAN_ON=leaf_inline switches it on" in default.render()
-        assert kp.build_plan(fib, "fib", target=target, off=NONE, on=ON).leaf_inline, target
-    on = kp.build_plan(fib, "fib", off=NONE, on=ON)
-    lane = on.step(kp.LaneSpawns)
-    assert on.leaf_inline is not None and isinstance(lane, kp.LaneSpawns) and lane.leaves
-    assert "leaf inlining: on:" in on.render()
+    # off by default on numba (measured mixed)
+    default = kp.build_plan(fib, "fib", target="numba", off=NONE, on=NONE)
+    assert default.leaf_inline is None and isinstance(
+        default.step(kp.StraightSpawns), kp.StraightSpawns)
+    assert "leaf inlining: off by default on the numba back end" in default.render()
+    assert "REVEC_PLAN_ON=leaf_inline switches it on" in default.render()
+    assert kp.build_plan(fib, "fib", target="numba", off=NONE, on=ON).leaf_inline
+    # on by default on C, as one pass: the base threads counted first, no slack
+    for on_ in (NONE, ON):
+        on = kp.build_plan(fib, "fib", off=NONE, on=on_)
+        lane = on.step(kp.LaneSpawns)
+        assert on.leaf_inline is not None and isinstance(lane, kp.LaneSpawns) and lane.leaves
+        assert lane.fused and isinstance(on.step(kp.CountBase), kp.CountBase)
+        assert on.slack == 0 and on.step_ids[0] == "1.count"
+        assert "leaf inlining: on:" in on.render()
+    # on C, off by default where a child block can be filled by several spawn sites
+    # (a select per lane: measured slower); switched on, it applies
+    for name in ("parentheses", "graphcol"):
+        prog = api.get_program(ROOT / "benchmarks" / f"{name}.py")
+        default = kp.build_plan(prog, name, off=NONE, on=NONE)
+        assert default.leaf_inline is None and default.step(kp.CountBase) is None, name
+        assert ("leaf inlining: off by default for this program on the c back end: child "
+                "block 0 can be filled by several spawn sites") in default.render(), name
+        assert kp.build_plan(prog, name, off=NONE, on=ON).leaf_inline is not None, name
     # switched off: the fixed slots of every-thread spawns, as before
     off = kp.build_plan(fib, "fib", off=OFF, on=ON)  # (off wins)
     assert off.leaf_inline is None and isinstance(off.step(kp.StraightSpawns),
@@ -170,10 +183,10 @@ def test_the_switch(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     assert "leaf inlining: switched off" in capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
     monkeypatch.setenv(kp.PLAN_ON_ENV, "")
-    for backend in ("c", "numba"):
-        assert main(["transform", str(path), "--plan", "--backend", backend]) == 0
-        assert f"leaf inlining: off by default on the {backend} back end" \
-            in capsys.readouterr().out
+    assert main(["transform", str(path), "--plan", "--backend", "numba"]) == 0
+    assert "leaf inlining: off by default on the numba back end" in capsys.readouterr().out
+    assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
+    assert "leaf inlining: on:" in capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_ON_ENV, "leaf_inline")
     assert kp.plan_on() == ON
     for backend in ("c", "numba"):
@@ -218,3 +231,27 @@ def test_long_chains_in_an_inlined_base_case(tmp_path: Path,
     got = api.run_program(path, "walk", (12,), variant="bfs", backend="c")
     assert got.reducers == want
     assert got.stats.inlined > 0
+
+
+@pytest.mark.skipif(not HAS_GCC, reason="no gcc")
+def test_narrow_sums_of_inlined_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-pass C kernel's sums of inlined leaves (revec/backends/c_leaves.py): int8
+    values at -128 and 127 (a byte sum, biased), int16 values at -32768 and 32767 (32-bit
+    lane sums) and a constant (once per block, times the leaves), in blocks mixing kept
+    and inlined children: the plain-Python run's reducers, every schedule, 1-2 workers."""
+    path = HERE / "programs" / "leaf_sums.py"
+    want = api.run_program(path, "extremes", (), variant="seq").reducers
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
+    monkeypatch.setenv(kp.PLAN_ON_ENV, "")
+    ct = api.compiled_task(api.get_program(path), "extremes", "c")
+    lane = ct.plan.step(kp.LaneSpawns)
+    assert ct.plan.leaf_inline is not None and isinstance(lane, kp.LaneSpawns) and lane.fused
+    assert "RV_SAD_ADDS(sa_bytes_" in ct.source and "ps_shorts[u]" in ct.source
+    assert "la_ones + (uint64_t)(INT64_C(3)) * (uint64_t)(ni - nk0)" in ct.source
+    rargs = api.root_args(api.get_program(path), "extremes", ())
+    for strategy, b, r, p in SCHEDULES:
+        sched = Schedule.make(strategy, b, r, p)
+        for workers in (1, 2):
+            reducers, stats = ct.run(rargs, sched, workers=workers)
+            assert reducers == want, (sched, workers)
+            assert stats.inlined > 0, (sched, workers)

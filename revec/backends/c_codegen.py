@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from revec import ir
-from revec.backends import c_driver, c_lanes
+from revec.backends import c_driver, c_lanes, c_leaves
 from revec.backends.c_driver import RUNTIME_PRELUDE
 from revec.backends.c_stmts import CStmts, read_names
 from revec.emit.cexpr import (
@@ -296,10 +296,20 @@ class CModuleGen:
                 return ["    if (n > 0) {  /* fields equal in every thread of the block */",
                         *[f"        {var(c.name)} = p_{c.name}[off];" for c in cols],
                         "    }"]
+            case kp.CountBase():  # leaf inlining: the split and base case it guards
+                split, base, lane = (self.plan.step(kp.Split), self.plan.step(kp.BaseCase),
+                                     self.plan.step(kp.LaneSpawns))
+                assert isinstance(split, kp.Split) and isinstance(base, kp.BaseCase) \
+                    and isinstance(lane, kp.LaneSpawns) and lane.fused
+                return c_leaves.count_base(self, step, split, base, lane)
+            case kp.Split() | kp.BaseCase() if self.plan.step(kp.CountBase) is not None:
+                return []  # (emitted under the count-base step)
             case kp.Split():
                 return self.split(step)
             case kp.BaseCase():
                 return self.base_case(step)
+            case kp.LaneSpawns(fused=True):
+                return c_leaves.fused_spawns(self, step)
             case kp.StraightSpawns() | kp.LaneSpawns() | kp.ThreadSpawns():
                 return self.inductive(step)
             case kp.LoopPrefix():

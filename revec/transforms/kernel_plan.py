@@ -83,12 +83,13 @@ class Target:
     # with one store, not the C form, one loop storing every site's lane arrays, which
     # measured 2x slower there); else per-chunk lane arrays on the stack (C)
     lane_passes: bool
-    # leaf inlining by default where it applies (KernelPlan.leaf_inline): off on both
-    # back ends, REVEC_PLAN_ON=leaf_inline switches it on.  Measured (2-core AMD EPYC
-    # Zen 4, AVX-512, a loaded machine: CPU seconds, medians of 5-9 interleaved runs,
-    # reexp, inlining on vs off): numba mixed, fib(35) 1.46x and graphcol 1.85x faster,
-    # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower; C 0.38x - 0.70x on all
-    # four (the lane-code shape costs more than the leaves' frames it saves: docs/backends.md)
+    # leaf inlining by default where it applies (KernelPlan.leaf_inline), unless
+    # leaf_unprofitable finds a reason against it for the program; REVEC_PLAN_ON=
+    # leaf_inline switches it on regardless, REVEC_PLAN_OFF=leaf_inline off.  numba: off
+    # (measured on a 2-core AMD EPYC Zen 4, AVX-512, loaded: CPU seconds, medians of 5-9
+    # interleaved runs, reexp, on vs off: fib(35) 1.46x and graphcol 1.85x faster,
+    # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower).  C: on, as one pass
+    # (leaf_fused; figures at leaf_unprofitable and docs/backends.md)
     leaf_inline: bool = False
     # lane spawns write their children by spawn site (KernelPlan.site_note, SiteBlocks):
     # each site compacts its lanes straight from the input columns into the child block
@@ -105,11 +106,17 @@ class Target:
     # base_fold (BaseCase.fold): a base case of reductions under conditions as one
     # branch-free loop of masked partials (C)
     base_fold: bool = False
+    # leaf inlining as one pass (:class:`CountBase`, ``LaneSpawns.fused``): the base
+    # threads counted first (with inlining only the root has any), a block without them
+    # read in place, every inductive thread as lane code (the last partial step too),
+    # masks straight to bits, narrow lane sums (C); else the split, the base case and
+    # lane spawns whose last partial step writes every child (numba)
+    leaf_fused: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
-                state_in_place=False, lane_passes=False, leaf_inline=False,
+                state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
                 site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
@@ -410,6 +417,27 @@ class BaseFold:
 
 
 @dataclass(frozen=True)
+class CountBase(Step):
+    """Leaf inlining as one pass (Target.leaf_fused): the block's base threads counted
+    first (the is-base mask, ``lanes`` threads per step, a popcount).  With leaf
+    inlining no kernel writes a base case, so only the root block can hold one: a block
+    without base threads skips the split and the base case below and the inductive case
+    reads its columns in place (in bfs mode a copy: the children overwrite the level);
+    a block with base threads runs them."""
+
+    mask: ir.Expr
+    reads: tuple[Column, ...]
+    lanes: int
+
+    def detail(self) -> list[str]:
+        return [f"count: {show_expr(self.mask)}  (reads {_names(self.reads)}), "
+                f"{self.lanes} threads per step",
+                "none (every block but the root): no split, no base case; the inductive "
+                "case reads the block in place (bfs: a copy, the children overwrite the "
+                "level)", "else the split and the base case below"]
+
+
+@dataclass(frozen=True)
 class BaseCase(Step):
     """The base case over the base threads (a thread loop)."""
 
@@ -502,6 +530,10 @@ class LaneSpawns(Step):
     leaves: bool = False
     # children written by spawn site (technique site_blocks), else by child block
     by_site: SiteBlocks | None = None
+    # leaf inlining as one pass (Target.leaf_fused, after a :class:`CountBase` step):
+    # every inductive thread as lane code, the last partial step too (its missing lanes
+    # make no spawn), so no child is a base case
+    fused: bool = False
 
     def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
         """The passes grouped into loops: one store per loop (LLVM vectorizes such a
@@ -510,6 +542,9 @@ class LaneSpawns(Step):
         if len(self.passes) > FUSE_ABOVE:
             return (self.passes,)
         return tuple((p,) for p in self.passes) or ((),)
+
+    def fill(self, name: str) -> LaneFill:
+        return next(f for f in self.fills if f.name == name)
 
     def source(self, k: int, column: str) -> str:
         return next(src for kk, c, src in self.sources if kk == k and c == column)
@@ -532,9 +567,21 @@ class LaneSpawns(Step):
         if self.leaves:
             out.append("leaf inlining: a child whose is-base test holds runs its base case "
                        "in the lane, keeps its spawn index and is counted (child block k's "
-                       "inlined leaves), not written; the threads past the last full step "
-                       "write every child")
-        if self.passes or self.fills:
+                       "inlined leaves), not written; " + (
+                           "one pass over every inductive thread (the last partial step as "
+                           "lane code: its missing lanes make no spawn, its children stored "
+                           "exactly: no slack), so no child is a base case; a child block "
+                           "with one site takes its masks straight to bits and that site's "
+                           "arguments; a sum of bytes per 32 lanes by a vector sum of "
+                           "absolute differences, of other narrow values in 16- or 32-bit "
+                           "lane sums; a constant every leaf of an every-lane site reduces: "
+                           "once per block, times its leaves" if self.fused else
+                           "the threads past the last full step write every child"))
+        if self.fused:
+            out += [f"child block {k}'s {c}: {show_expr(self.fill(src).value)} in every "
+                    "child (filled after the pass, not staged or compacted)"
+                    for k, c, src in self.sources]
+        elif self.passes or self.fills:
             loops = "; ".join(", ".join(p.name for p in g) for g in self.pass_loops())
             out.append(f"passes (one loop each: {loops})")
             out += [f"fill {f.name} = {show_expr(f.value)}" for f in self.fills]
@@ -629,6 +676,7 @@ class StoreReducers(Step):
 
 
 _KINDS: dict[type, str] = {UniformLoad: "uniform-load", Split: "split", BaseCase: "base",
+                           CountBase: "count-base",
                            StraightSpawns: "straight-spawns", LaneSpawns: "lane-spawns",
                            ThreadSpawns: "thread-spawns", LoopPrefix: "loop-prefix",
                            LoopIterate: "loop-iterate", StoreReducers: "store-reducers"}
@@ -748,7 +796,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     off = plan_off() if off is None else off
     on = plan_on() if on is None else on
     leaf, leaf_note = leaf_decision(program, bp, inductive, off | (
-        frozenset() if tg.leaf_inline or "leaf_inline" in on else {"target"}), tg)
+        frozenset() if "leaf_inline" in on else {"default"} if tg.leaf_inline
+        else {"target"}), tg)
     if leaf is not None:  # the lane variables of the inlined children
         extra = {v: p.ty for p in t.params for k, v in leaf.temps.items() if k == p.name}
         extra |= {v: t.locals[k] for k, v in leaf.locals.items()}
@@ -778,8 +827,16 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     if uniform:
         steps.append(UniformLoad(sid("uniform"), uniform))
     base_side, ind_side = side("base", bp.base), side("inductive", bp.inductive)
+    dynamic = bp.max_spawns is None
+    fused = (leaf is not None and tg.leaf_fused and ind_side.keep == "copy"
+             and not dynamic and if_convertible(inductive))
     mask_reads = reads((ir.ExprStmt(t.loc, bp.is_base),))
-    once, uniform_note = uniform_decision(bp, mask_reads, off, tg)
+    if fused:
+        steps.append(CountBase(sid("count"), bp.is_base, mask_reads, LANES))
+        once, uniform_note = False, ("not applied: leaf inlining as one pass counts the "
+                                     "base threads instead (only the root block has any)")
+    else:
+        once, uniform_note = uniform_decision(bp, mask_reads, off, tg)
     steps.append(Split(sid("split"), bp.is_base, mask_reads,
                        LANES, base_side, ind_side,
                        ("all base -> copies", "all inductive -> copies",
@@ -789,7 +846,6 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     fold, fold_note = fold_decision(program, bp, off, tg, nsum)
     steps.append(BaseCase(sid("base"), bp.base, base_side.columns, nsum,
                           contains_return(bp.base), fold))
-    dynamic = bp.max_spawns is None
     slack = 0
     site_note = ""  # (shown for lane spawns only)
     if straight_spawns(inductive) and leaf is None:
@@ -801,13 +857,21 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
         passes, fills, sources = (lane_passes(bp, body, blocks, ind_side, inductive)
                                   if tg.lane_passes else ((), (), ()))
-        by_site, site_note = site_decision(program, bp, body, ind_side, inductive, off, tg)
+        if fused:  # (C) a child column every lane's spawn sets alike: filled per block
+            _, fills, sources = lane_passes(bp, body, blocks, ind_side, inductive)
+            sources = tuple(x for x in sources if x[2].startswith("fill"))
+            by_site, site_note = None, ("not applied: leaf inlining as one pass writes the "
+                                        "child blocks")
+        else:
+            by_site, site_note = site_decision(program, bp, body, ind_side, inductive,
+                                               off, tg)
         steps.append(LaneSpawns(sid("lanes"), inductive, ind_side.columns, LANES, body,
-                                blocks, ("a child block's 32 lanes all spawn -> copy",
-                                         "none spawns -> skip"),
+                                blocks, ("a compaction step per full step (no tests)",)
+                                if fused else ("a child block's 32 lanes all spawn -> copy",
+                                               "none spawns -> skip"),
                                 tg.counts_in_locals and len(blocks) == 2,
-                                passes, fills, sources, leaf is not None, by_site))
-        slack = LANES
+                                passes, fills, sources, leaf is not None, by_site, fused))
+        slack = 0 if fused else LANES  # (fused: the last partial step stores exactly)
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
                       for nm, ty in loop_state(shape, _params(bp, varying), t.locals))
@@ -1049,8 +1113,9 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
     reductions and ifs, everything speculable: no stores, calls, array reads or
     returns) and, at a spawn under a condition, the is-base test is speculable too;
     not with bounds (a leaf run early would read the bound at another time).  ``off``
-    holds ``leaf_inline`` (switched off) or ``target`` (the target's default is off and
-    nothing switched it on)."""
+    holds ``leaf_inline`` (switched off), ``target`` (the target's default is off and
+    nothing switched it on) or ``default`` (the target's default is on where
+    :func:`leaf_unprofitable` finds nothing against it, and nothing switched it on)."""
     t = bp.task
     if bp.max_spawns is None:
         return None, "not applied: the number of child blocks grows at run time"
@@ -1088,13 +1153,43 @@ def leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stm
         return None, (f"switched off ({PLAN_OFF_ENV}=leaf_inline, or a back end without "
                       "it); it would apply")
     if "target" in off:
-        return None, (f"off by default on the {tg.name} back end (measured: slower on C, "
-                      f"mixed on numba); {PLAN_ON_ENV}=leaf_inline switches it on; it "
-                      "would apply")
+        return None, (f"off by default on the {tg.name} back end (measured: mixed); "
+                      f"{PLAN_ON_ENV}=leaf_inline switches it on; it would apply")
+    if "default" in off:
+        why = leaf_unprofitable(program, bp, inductive)
+        if why:
+            return None, (f"off by default for this program on the {tg.name} back end: "
+                          f"{why}; {PLAN_ON_ENV}=leaf_inline switches it on; it would apply")
     leaf = LeafInline(t.params, bp.is_base, base, temps, names)
     return leaf, (f"on: at each spawn the child's is-base ({show_expr(bp.is_base)}) on its "
                   "arguments; a leaf runs its base case in the parent's lane and is "
                   "counted as a task and leaf of its level, not written")
+
+
+def leaf_unprofitable(program: ir.Program, bp: BlockProgram,
+                      inductive: tuple[ir.Stmt, ...]) -> str:
+    """Why a target whose default is leaf inlining (C, as one pass) leaves it off for
+    this program ("" when nothing): a child block that several spawn sites can fill
+    (its lanes select the site per lane, then every kept child is staged again: measured
+    on the AVX-512 build parentheses(16) 0.41x and graphcol(20) 0.61x of inlining off,
+    while fib(40) and binomial(30, 13), one site per child block, ran 1.21x and 1.24x
+    faster; C reexp, best of B = 2^13..2^15, medians interleaved in one process; on the
+    AVX2 build fib 1.57x, binomial 1.16x, graphcol 1.02x, parentheses 0.65x: the table in
+    docs/backends.md), or a float reducer (inlined leaves reduce in their parents' lanes,
+    another order of a float sum)."""
+    floats = sorted(r.name for r in bp.reducers
+                    if program.reducers[r.name].dtype.kind not in "iub")
+    if floats:
+        return (f"the float reducer {floats[0]} (inlined leaves would sum it in another "
+                "order)")
+    body = if_convert(inductive, tuple(p.name for p in bp.columns),
+                      tuple(p.name for p in bp.fields))
+    for k in sorted(set().union(*(s.kset for s in body.sites))):
+        fill = [s for s in body.sites if k in s.kset]
+        if len(fill) > 1 or fill[0].kset != frozenset({k}):
+            return (f"child block {k} can be filled by several spawn sites (a select per "
+                    "lane; measured slower)")
+    return ""
 
 
 def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:

@@ -61,6 +61,7 @@ static RV_TLS int64_t acc_count;
 
 #define RV_SLACK 0
 static RV_TLS int8_t *c_n, *b_n, *q_n;
+static RV_TLS int64_t kleaf[2];
 static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc, kdirty;
 
 static void grow_children(int64_t need_frames, int64_t need_k) {
@@ -91,77 +92,225 @@ static void grow_scratch(int64_t n) {
 static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_out) {
     int64_t kused = 2, nb = 0, ni = 0, t = 0;
     RV_MAYBE_UNUSED int8_t v_n;
+    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
     int64_t la_count = acc_count;
     int8_t * restrict p_n = c_n;
     int8_t *restrict bp_n = b_n;
     int8_t *restrict qp_n = q_n;
     int64_t *kc = kcnt;
     (void)kc;
-#ifndef RV_SCALAR_SPLIT
-    /* is-base over 32 threads at a time, then a table-driven compaction of
-       each column into the base / inductive frames (revec.runtime.compaction) */
-    for (; t + 32 <= n; t += 32) {
+    int64_t *klf = kleaf;
+    /* leaf inlining: no kernel writes a base case, so only the root block holds
+       base threads; count them (the is-base mask, a popcount per 32 threads) */
+    int64_t nb0 = 0, tc = 0;
+    for (; tc + 32 <= n; tc += 32) {
         uint8_t m[32];
         for (int u = 0; u < 32; u++) {
-            v_n = p_n[off + t + u];
+            v_n = p_n[off + tc + u];
 #line 16 "fib.py"
             m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1635 "fib_fib.c"
+#line 1638 "fib_fib.c"
         }
-        uint32_t bits = rv_bits32(m);
-        RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)bp_n, nb, bits);
-        RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)qp_n, ni, ~bits);
-        int64_t c = __builtin_popcount(bits);
-        nb += c; ni += 32 - c;
+        nb0 += __builtin_popcount(rv_bits32(m));
     }
-#endif
-    /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */
-    for (; t < n; t++) {
-        v_n = p_n[off + t];
+    for (; tc < n; tc++) {
+        v_n = p_n[off + tc];
 #line 16 "fib.py"
-        int64_t isb = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1649 "fib_fib.c"
-        bp_n[nb] = v_n;
-        qp_n[ni] = v_n;
-        nb += isb; ni += 1 - isb;
+        nb0 += ((v_n < ((int8_t)2))) ? 1 : 0;
+#line 1646 "fib_fib.c"
     }
-    for (int64_t j0 = 0; j0 < nb; j0 += INT64_C(1) << 20) {
-        int64_t j1 = nb - j0 < (INT64_C(1) << 20) ? nb : j0 + (INT64_C(1) << 20);
-        int32_t part = 0;
-#pragma GCC ivdep
+    if (nb0 != 0) {  /* the root: the split and the base case */
+    #ifndef RV_SCALAR_SPLIT
+        /* is-base over 32 threads at a time, then a table-driven compaction of
+           each column into the base / inductive frames (revec.runtime.compaction) */
+        for (; t + 32 <= n; t += 32) {
+            uint8_t m[32];
+            for (int u = 0; u < 32; u++) {
+                v_n = p_n[off + t + u];
+#line 16 "fib.py"
+                m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
+#line 1658 "fib_fib.c"
+            }
+            uint32_t bits = rv_bits32(m);
+            RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)bp_n, nb, bits);
+            RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)qp_n, ni, ~bits);
+            int64_t c = __builtin_popcount(bits);
+            nb += c; ni += 32 - c;
+        }
+    #endif
+        /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */
+        for (; t < n; t++) {
+            v_n = p_n[off + t];
+#line 16 "fib.py"
+            int64_t isb = ((v_n < ((int8_t)2))) ? 1 : 0;
+#line 1672 "fib_fib.c"
+            bp_n[nb] = v_n;
+            qp_n[ni] = v_n;
+            nb += isb; ni += 1 - isb;
+        }
+        for (int64_t j0 = 0; j0 < nb; j0 += INT64_C(1) << 20) {
+            int64_t j1 = nb - j0 < (INT64_C(1) << 20) ? nb : j0 + (INT64_C(1) << 20);
+            int32_t part = 0;
+    #pragma GCC ivdep
 #line 17 "fib.py"
-        for (int64_t j = j0; j < j1; j++) part += bp_n[j];
+            for (int64_t j = j0; j < j1; j++) part += bp_n[j];
 #line 17 "fib.py"
-        la_count = (int64_t)((uint64_t)la_count + (uint64_t)(int64_t)part);
-#line 1662 "fib_fib.c"
+            la_count = (int64_t)((uint64_t)la_count + (uint64_t)(int64_t)part);
+#line 1685 "fib_fib.c"
+        }
+    } else {  /* no base thread: the inductive case reads the block in place */
+        ni = n;
+        if (out_base < off + n) {  /* bfs: the children overwrite the level */
+            memcpy(qp_n, p_n + off, n * sizeof(*qp_n));
+        }
     }
-    /* inductive case */
+    const int8_t *restrict in_n = (nb0 != 0 || out_base < off + n) ? qp_n : p_n + off;
+    /* inductive case: every inductive thread as lane code, 32 at a time (the
+       last partial step too: its missing lanes make no spawn) */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
-    int8_t *restrict o0_n = p_n + out_base + 0 * ns;
-    int8_t *restrict o1_n = p_n + out_base + 1 * ns;
+    int64_t nk0 = 0;
+    int64_t nk1 = 0;
+#ifndef RV_LSTEP8
+#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+#define RV_LSTEP8(x, o, j, b) RV_CSTEP8(x, o, j, b)
+#define RV_LSTEP16(x, o, j, b) RV_CSTEP16(x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_CSTEP32(x, o, j, b)
+#define RV_LSTEP64(x, o, j, b) RV_CSTEP64(x, o, j, b)
+#else
+#define RV_LSTEP8(x, o, j, b) RV_STEP8(x, o, j, b)
+#define RV_LSTEP16(x, o, j, b) RV_STEP16(x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_STEP32(x, o, j, b)
+#define RV_LSTEP64(x, o, j, b) RV_STEP64(x, o, j, b)
+#endif
+#endif
+#ifndef RV_SAD_ZERO
+#if REVEC_X86 && defined(__AVX2__)
+typedef __m256i rv_sad_t;
+#define RV_SAD_ZERO _mm256_setzero_si256()
+#define RV_SAD_ADDU(a, x) _mm256_add_epi64((a), _mm256_sad_epu8(_mm256_loadu_si256((const __m256i *)(x)), _mm256_setzero_si256()))
+#define RV_SAD_ADDS(a, x) _mm256_add_epi64((a), _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x)), _mm256_set1_epi8((char)0x80)), _mm256_setzero_si256()))
+#define RV_SAD_SUM(a) ({ __m128i t_ = _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256((a), 1)); (int64_t)(_mm_cvtsi128_si64(t_) + _mm_extract_epi64(t_, 1)); })
+#else
+typedef int64_t rv_sad_t;
+#define RV_SAD_ZERO 0
+#define RV_SAD_ADDU(a, x) ({ int64_t s_ = (a); for (int u_ = 0; u_ < 32; u_++) s_ += ((const uint8_t *)(x))[u_]; s_; })
+#define RV_SAD_ADDS(a, x) ({ int64_t s_ = (a); for (int u_ = 0; u_ < 32; u_++) s_ += ((const int8_t *)(x))[u_] + 128; s_; })
+#define RV_SAD_SUM(a) (a)
+#endif
+#endif
+    rv_sad_t sa_count = RV_SAD_ZERO;
+    int64_t sb_count = 0;
+    for (int64_t j0 = 0; j0 < ni; j0 += 32) {
+        const int lanes_ = ni - j0 < 32 ? (int)(ni - j0) : 32;
+        RV_MAYBE_UNUSED int8_t a0_n[32];
+        RV_MAYBE_UNUSED int8_t a1_n[32];
+        RV_MAYBE_UNUSED uint8_t mk0[32];
+        RV_MAYBE_UNUSED uint8_t mk1[32];
+        RV_MAYBE_UNUSED int8_t lv2[32];
+        RV_MAYBE_UNUSED int8_t lv6[32];
+        if (lanes_ == 32) {
 #pragma GCC ivdep
-    for (int64_t j = 0; j < ni; j++) {
-        int64_t si = 0;
-        v_n = qp_n[j];
+            for (int u = 0; u < 32; u++) {
+                int64_t j = j0 + u;
+                v_n = in_n[j];
+                v__lf_n = 0;
+                RV_MAYBE_UNUSED int _k = 0;  /* this lane's next spawn index */
 #line 19 "fib.py"
+                v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                lv2[u] = _c0 ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 19 "fib.py"
+                mk0[u] = 1 & !_c0;
+#line 19 "fib.py"
+                a0_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                _k += 1;
+                v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                lv6[u] = _c1 ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 20 "fib.py"
+                mk1[u] = 1 & !_c1;
+#line 20 "fib.py"
+                a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                _k += 1;
+#line 1767 "fib_fib.c"
+            }
+        } else {  /* the last partial step: the missing lanes make no spawn */
+            memset(a0_n, 0, sizeof(a0_n));
+            memset(a1_n, 0, sizeof(a1_n));
+            memset(mk0, 0, sizeof(mk0));
+            memset(mk1, 0, sizeof(mk1));
+            memset(lv2, 0, sizeof(lv2));
+            memset(lv6, 0, sizeof(lv6));
+            for (int u = 0; u < lanes_; u++) {
+                __asm__ __volatile__("" ::: "memory");  /* not vectorized */
+                int64_t j = j0 + u;
+                v_n = in_n[j];
+                v__lf_n = 0;
+                RV_MAYBE_UNUSED int _k = 0;  /* this lane's next spawn index */
+#line 19 "fib.py"
+                v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                lv2[u] = _c0 ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 19 "fib.py"
+                mk0[u] = 1 & !_c0;
+#line 19 "fib.py"
+                a0_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                _k += 1;
+                v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                lv6[u] = _c1 ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 20 "fib.py"
+                mk1[u] = 1 & !_c1;
+#line 20 "fib.py"
+                a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                _k += 1;
+#line 1805 "fib_fib.c"
+            }
+        }
+        sa_count = RV_SAD_ADDS(sa_count, lv2); sb_count++;
+        sa_count = RV_SAD_ADDS(sa_count, lv6); sb_count++;
         {
-#line 19 "fib.py"
-            int8_t _s0 = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
-#line 19 "fib.py"
-            o0_n[j] = _s0;
-#line 19 "fib.py"
+            uint32_t b = rv_bits32(mk0); RV_MAYBE_UNUSED int64_t d = out_base + 0 * ns;
+            if (lanes_ == 32) {
+                RV_LSTEP8((const uint8_t *)a0_n, (uint8_t *)(p_n + d), nk0, b);
+            } else {  /* exact stores: no slack after the block */
+                int64_t q = nk0;
+                for (int u = 0; u < lanes_; u++) {
+                    p_n[d + q] = a0_n[u];
+                    q += mk0[u] != 0;
+                }
+            }
+            nk0 += __builtin_popcount(b);
         }
         {
-#line 20 "fib.py"
-            int8_t _s0 = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
-#line 20 "fib.py"
-            o1_n[j] = _s0;
-#line 20 "fib.py"
+            uint32_t b = rv_bits32(mk1); RV_MAYBE_UNUSED int64_t d = out_base + 1 * ns;
+            if (lanes_ == 32) {
+                RV_LSTEP8((const uint8_t *)a1_n, (uint8_t *)(p_n + d), nk1, b);
+            } else {  /* exact stores: no slack after the block */
+                int64_t q = nk1;
+                for (int u = 0; u < lanes_; u++) {
+                    p_n[d + q] = a1_n[u];
+                    q += mk1[u] != 0;
+                }
+            }
+            nk1 += __builtin_popcount(b);
         }
-#line 1687 "fib_fib.c"
-        (void)si;
     }
-    for (int64_t k = 0; k < 2; k++) kc[k] = ni;
+    la_count = (int64_t)((uint64_t)la_count + (uint64_t)(RV_SAD_SUM(sa_count) - INT64_C(4096) * sb_count));
+    kc[0] += nk0; klf[0] += ni - nk0;
+    kc[1] += nk1; klf[1] += ni - nk1;
     acc_count = la_count;
     *kused_out = kused;
     return nb;
@@ -180,11 +329,12 @@ int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,
     grow_scratch(n);
     grow_children(out_base + 2 * (n + RV_SLACK), 2);
     memset(kcnt, 0, kdirty * sizeof(int64_t));
+    memset(kleaf, 0, sizeof(kleaf));
     kdirty = kcap_alloc;
     int64_t nb = kernel(off, n, out_base, kused);
     kdirty = *kused;  /* the kernel counts children at spawn indices < kused */
     *counts = kcnt;  /* after the kernel: a dynamic kernel may grow it */
-    *leaves = NULL;
+    *leaves = kleaf;  /* the children inlined as leaves */
     return nb;
 }
 void rvm_move(int64_t src, int64_t dst, int64_t cnt) {
@@ -263,15 +413,18 @@ void revec_free(void *p) { free(p); }
 static void seq_fib(int8_t v_n);
 #line 15 "fib.py"
 static void seq_fib(int8_t v_n) {
+#line 1942 "fib_fib.c"
+    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
+#line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1794 "fib_fib.c"
+#line 1947 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1))))));
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2))))));
-#line 1800 "fib_fib.c"
+#line 1953 "fib_fib.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -288,9 +441,12 @@ static int64_t rv_omp_cutoff;
 static void omp_fib(int8_t v_n, int64_t _depth);
 #line 15 "fib.py"
 static void omp_fib(int8_t v_n, int64_t _depth) {
+#line 1970 "fib_fib.c"
+    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
+#line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1819 "fib_fib.c"
+#line 1975 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
@@ -328,7 +484,7 @@ static void omp_fib(int8_t v_n, int64_t _depth) {
         }
 #line 20 "fib.py"
     }
-#line 1857 "fib_fib.c"
+#line 2013 "fib_fib.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
