@@ -285,7 +285,11 @@ def _move_down(cols, c, w, dst, src, count):
             store(v1, dst * w + t, ld(v1, src * w + t))
 
 
-@njit(cache=True, nogil=True)
+# inlined into its callers (run_schedule, the workers' loop) by numba's IR inliner: a
+# call takes and drops a reference to each of its ten array and list arguments, atomic
+# operations every block (sampled, fib at B = 4096 on the Zen 4: 13 % fewer samples in
+# compiled code, 4127-4287 -> 3615-3680)
+@njit(cache=True, nogil=True, inline="always")
 def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, seg, lv, st):
     """Execute the block :func:`pick` chose (its offset, size, depth, mode and output
     base are in ``st``): the kernel, growing the child blocks when a thread needs more,
