@@ -9,6 +9,7 @@ import numpy as np
 from numba import typed, types
 
 from revec.runtime.numba_access import column_ptr, column_size, ld
+from revec.runtime.numba_access import st as store
 from revec.runtime.numba_pipeline import njit
 
 
@@ -52,6 +53,16 @@ def ensure_bytes(cols, c, nbytes):
     cols[c] = new
 
 
+@njit(cache=True, nogil=True, inline="always")
+def ensure_bytes_at(cols, c, nbytes):
+    """:func:`ensure_bytes` with its common case (room enough) checked in the caller's
+    own code (numba's IR inliner): a call to ``ensure_bytes`` takes and drops a reference
+    to ``cols`` (two atomic operations), and the driver asks for every scratch column of
+    every block."""
+    if nbytes > column_size(cols, c):
+        ensure_bytes(cols, c, nbytes)
+
+
 @njit(cache=True, nogil=True)
 def frames_held(cols, itemsizes):
     """The frames every frame column has room for (columns of width 0, the invariant
@@ -84,17 +95,19 @@ N_FLAGS = F_HELD + 4
 def _within(ints, mine, kind):
     """This worker now holds ``mine`` bytes: within the budget together with the other
     workers' (then published in ``ints[2]``)?  Else flag ``kind`` in ``ints[1]``."""
-    flags = ints[1]
-    used = ints[2]
-    me = flags[F_WORKER]
+    # (borrowed pointers: a list item taken is a reference taken and dropped, two
+    # atomic operations, and the driver checks every block)
+    flags = column_ptr(ints, 1, np.int64)
+    used = column_ptr(ints, 2, np.int64)
+    me = ld(flags, F_WORKER)
     others = 0
-    for j in range(used.size):
+    for j in range(column_size(ints, 2)):
         if j != me:
-            others += used[j]
-    if mine + others > flags[F_BUDGET]:
-        flags[F_OVER] = 1 + kind
+            others += ld(used, j)
+    if mine + others > ld(flags, F_BUDGET):
+        store(flags, F_OVER, 1 + kind)
         return False
-    used[me] = mine
+    store(used, me, mine)
     return True
 
 
@@ -110,15 +123,17 @@ def over_budget(ints, cols, itemsizes, frames):
     for c in range(itemsizes.size, len(cols)):
         scratch += column_size(cols, c)
     held = frames * itemsizes.sum() + scratch
-    flags = ints[1]
+    # ints[1] and ints[2] through borrowed pointers: ``ints[1]`` takes a list item, a
+    # reference taken and dropped (two atomic operations) on every block
+    flags = column_ptr(ints, 1, np.int64)
     mine = held
-    if flags.size >= N_FLAGS:
-        flags[F_HELD + K_FRAMES] = held
+    if column_size(ints, 1) >= N_FLAGS:
+        store(flags, F_HELD + K_FRAMES, held)
         for k in range(1, 4):
-            mine += flags[F_HELD + k]
+            mine += ld(flags, F_HELD + k)
     # several workers share the budget: ints[2][j] holds worker j's bytes, ints[1][2]
     # is this worker's j (one worker: ints[2] = [0])
-    if mine == ints[2][flags[F_WORKER]]:
+    if mine == ld(column_ptr(ints, 2, np.int64), ld(flags, F_WORKER)):
         # nothing grew since this worker's last check (the common case, every block):
         # no write to the slots the workers share, whose cache line would otherwise
         # move between their cores on every block
@@ -181,7 +196,7 @@ def grow_children(cols, ints, itemsizes, frames, nk):
     if nk > column_size(ints, 0):
         ints[0] = grow2(ints[0], nk)
     for c in range(itemsizes.size):
-        ensure_bytes(cols, c, frames * itemsizes[c])
+        ensure_bytes_at(cols, c, frames * itemsizes[c])
     return True
 
 
