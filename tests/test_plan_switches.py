@@ -66,19 +66,19 @@ def _transform(capsys: pytest.CaptureFixture[str], *extra: str) -> str:
 
 
 def test_cli_options_reach_the_generated_source(capsys: pytest.CaptureFixture[str]) -> None:
-    on = _transform(capsys, "--plan-on", "leaf_inline")
+    off = _transform(capsys, "--plan-off", "leaf_inline")
     default = _transform(capsys)
-    assert on != default
-    assert _transform(capsys, "--plan-off", "leaf_inline") == default  # off by default on C
+    assert off != default
+    assert _transform(capsys, "--plan-on", "leaf_inline") == default  # on by default (C, fib)
     # the option replaces the environment variable
     import os
 
-    os.environ[kp.PLAN_ON_ENV] = "leaf_inline"
+    os.environ[kp.PLAN_OFF_ENV] = "leaf_inline"
     try:
-        assert _transform(capsys) == on
-        assert _transform(capsys, "--plan-on", "") == default
+        assert _transform(capsys) == off
+        assert _transform(capsys, "--plan-off", "") == default
     finally:
-        del os.environ[kp.PLAN_ON_ENV]
+        del os.environ[kp.PLAN_OFF_ENV]
 
 
 def test_cli_option_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -98,9 +98,9 @@ def test_cli_option_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_plan_shows_each_technique_state(capsys: pytest.CaptureFixture[str]) -> None:
     text = _transform(capsys, "--plan")
-    assert "leaf_inline: off -- off by default on the c back end" in text
-    assert "leaf_inline: on -- switched on" in _transform(capsys, "--plan", "--plan-on",
-                                                         "leaf_inline")
+    assert "leaf_inline: on -- the c back end's default" in text
+    assert "leaf_inline: off -- switched off" in _transform(capsys, "--plan", "--plan-off",
+                                                           "leaf_inline")
     assert main(["transform", KNAPSACK, "--backend", "c", "--plan"]) == 0
     text = capsys.readouterr().out
     assert "leaf_inline: n/a -- not applicable: the kernel is the same" in text
@@ -114,9 +114,9 @@ def test_any_number_of_techniques_and_one_that_never_applies(
     monkeypatch.setattr(kp, "TECHNIQUES", ("leaf_inline", "never_used"))
     program = load_program(FIB)
     states = {s.name: s for s in technique_states(program, "fib", "c")}
-    assert states["leaf_inline"].state == "off" and states["never_used"].state == "n/a"
-    with kp.plan_switches(on="leaf_inline"):
-        assert technique_states(program, "fib", "c")[0].state == "on"
+    assert states["leaf_inline"].state == "on" and states["never_used"].state == "n/a"
+    with kp.plan_switches(off="leaf_inline"):
+        assert technique_states(program, "fib", "c")[0].state == "off"
 
 
 # ---------------------------------------------------------------- the ablation
@@ -148,7 +148,7 @@ def test_ablation_runs_are_interleaved_and_verified(monkeypatch: pytest.MonkeyPa
     real = ablation.run_loaded
 
     def logged(*a: Any, **k: Any) -> Any:
-        order.append(tuple(k["plan_on"]))
+        order.append(tuple(k["plan_off"]))
         return real(*a, **k)
 
     monkeypatch.setattr(ablation, "run_loaded", logged)
@@ -165,12 +165,13 @@ def test_ablation_runs_are_interleaved_and_verified(monkeypatch: pytest.MonkeyPa
         r = rows[t]
         assert r["block_size"] == 64 and r["status"] == "ok" and r["runs"] == 3
         assert r["verified"] is True and r["stats_same"] is True
-    assert rows["leaf_inline"]["state"] == "on" and rows["leaf_inline"]["in_force"] == "off"
-    assert rows["leaf_inline"]["plan_on"] == ["leaf_inline"]
+    # leaf inlining is on by default for fib on C: the ablation switches it off
+    assert rows["leaf_inline"]["state"] == "off" and rows["leaf_inline"]["in_force"] == "on"
+    assert rows["leaf_inline"]["plan_off"] == ["leaf_inline"]
     # plain recursive C, once per round, for the as-is speedup
     assert len(rows[None]["plain_c_times"]) == 3 and rows[None]["plain_c_verified"] is True
     text = ablation_text([dict(rec, machine={"cpu": "test cpu"})])
-    assert "| fib | 2^6 |" in text and "off → on:" in text and "n/a (same kernel)" in text
+    assert "| fib | 2^6 |" in text and "on → off:" in text and "n/a (same kernel)" in text
     assert "| leaf_inline | never_used | verified |" in text
 
 
@@ -180,7 +181,7 @@ def test_ablation_catches_different_statistics(monkeypatch: pytest.MonkeyPatch) 
 
     def skewed(*a: Any, **k: Any) -> Any:
         res = real(*a, **k)
-        if "leaf_inline" in (k.get("plan_on") or ()):
+        if "leaf_inline" in (k.get("plan_off") or ()):
             res.stats.leaves += 1  # a leaf counted twice
         return res
 
@@ -251,5 +252,5 @@ def test_bench_ablation_cli_no_report(tmp_path: Path, monkeypatch: pytest.Monkey
     out = capsys.readouterr().out
     assert "| benchmark | input | plain C (s) |" in out
     table = out.split("## C back end (", 1)[1]
-    assert "| fib | 2^4 |" in table and "off → on:" in table and "| yes |" in table
+    assert "| fib | 2^4 |" in table and "on → off:" in table and "| yes |" in table
     assert list(tmp_path.iterdir()) == []
