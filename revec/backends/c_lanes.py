@@ -50,6 +50,16 @@ class LaneCode:
     leaves: frozenset[int] = frozenset()  # the sites with leaf inlining
 
 
+def set_var(ind: str, target: str, val: str, guard: int | None, ty: ir.Ty) -> str:
+    """A lane's assignment ``v_<target> = val``, under the lane condition ``_c<guard>``
+    if any: a branch-free blend for integers and booleans, a select otherwise."""
+    if guard is None:
+        return f"{ind}v_{target} = {val};"
+    if ty.kind in "iub":
+        return f"{ind}v_{target} = {blend(f'(_c{guard})', f'({val})', f'v_{target}', ty)};"
+    return f"{ind}v_{target} = (_c{guard}) ? ({val}) : v_{target};"
+
+
 def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
               reduce: Callable[[ir.Reduce, str, str | None], list[str]],
               stmt: Callable[[ir.Stmt, str], list[str]],
@@ -66,13 +76,7 @@ def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
         lines: list[str] = []
         match op:
             case lanes.SetVar(target=t, value=v, guard=g):
-                val = expr(v)
-                if g is None:
-                    lines.append(f"{ind}v_{t} = {val};")
-                elif v.ty.kind in "iub":
-                    lines.append(f"{ind}v_{t} = {blend(f'(_c{g})', f'({val})', f'v_{t}', v.ty)};")
-                else:
-                    lines.append(f"{ind}v_{t} = (_c{g}) ? ({val}) : v_{t};")
+                lines.append(set_var(ind, t, expr(v), g, v.ty))
             case lanes.MakeSpawn(site=site, guard=g, args=args, leaf=lf):
                 i = site.index
                 lines.append(f"{ind}m{i}[u] = {'1' if g is None else f'_c{g}'};")

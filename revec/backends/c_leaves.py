@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from revec import ir
+from revec.backends.c_lanes import set_var
 from revec.backends.c_stmts import CStmts
-from revec.emit.cexpr import blend, ctype, literal, select_one
+from revec.emit.cexpr import ctype, literal, select_one
 from revec.emit.names import var
 from revec.emit.writer import at
 from revec.transforms import kernel_plan as kp
@@ -213,13 +214,7 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
             continue
         match op:
             case lanes.SetVar(target=tv, value=v, guard=g):
-                val = gen.expr(v)
-                if g is None:
-                    lines.append(f"{ind}v_{tv} = {val};")
-                elif v.ty.kind in "iub":
-                    lines.append(f"{ind}v_{tv} = {blend(f'(_c{g})', f'({val})', f'v_{tv}', v.ty)};")
-                else:
-                    lines.append(f"{ind}v_{tv} = (_c{g}) ? ({val}) : v_{tv};")
+                lines.append(set_var(ind, tv, gen.expr(v), g, v.ty))
             case lanes.MakeSpawn(site=site, guard=g, args=args, leaf=lf):
                 i = site.index
                 m = "1" if g is None else f"_c{g}"
