@@ -309,7 +309,8 @@ def render_text(recs: list[dict[str, Any]], figures: list[str]) -> str:
         f"benchmark started: {loads}{_load_remark(recs, m)}.",
         f"- Suite time (measurement, including compilation): {total / 60:.1f} min.",
         f"- Sweep: {plan_text}.",
-        "- Speedup = median time of plain recursive C (gcc -O3 -march=native) / median time "
+        f"- Speedup = median time of plain recursive C (gcc {m.get('cflags', '?')}: the "
+        "same flags as the kernels) / median time "
         "of the variant, both measured in the same run; `x @ 2^k` gives the best block size "
         "(R = B for reexp); bfs does not depend on B.  A number of runs in parentheses marks "
         "a configuration stopped early for being far slower than the best.", "",
