@@ -60,6 +60,14 @@ def set_var(ind: str, target: str, val: str, guard: int | None, ty: ir.Ty) -> st
     return f"{ind}v_{target} = (_c{guard}) ? ({val}) : v_{target};"
 
 
+def lane_loop(ind: str, loads: list[str], code: LaneCode, ends: list[str] | None) -> list[str]:
+    """One chunk's loop over its 32 lanes: the lane's loads, its lane code, then ``ends``
+    (the lane's own accumulators merged)."""
+    return ["#pragma GCC ivdep", f"{ind}for (int u = 0; u < {LANES}; u++) {{",
+            *[f"{ind}    {x}" for x in loads], *[f"    {x}" for x in code.lines],
+            *[f"{ind}    {x}" for x in ends or ()], f"{ind}}}"]
+
+
 def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
               reduce: Callable[[ir.Reduce, str, str | None], list[str]],
               stmt: Callable[[ir.Stmt, str], list[str]],
@@ -121,12 +129,7 @@ def chunk_loop(code: LaneCode, columns: tuple[ir.Param, ...], loads: list[str],
         if s.index in code.leaves:
             L.append(f"{i2}uint8_t l{s.index}[{LANES}];")
         L += [f"{i2}{ctype(p.ty)} a{s.index}_{p.name}[{LANES}];" for p in columns]
-    L.append("#pragma GCC ivdep")
-    L.append(f"{i2}for (int u = 0; u < {LANES}; u++) {{")
-    L += [f"{i2}    {x}" for x in loads]
-    L += [f"    {x}" for x in code.lines]
-    L += [f"{i2}    {x}" for x in ends or ()]  # (the lane's own accumulators merged)
-    L.append(f"{i2}}}")
+    L += lane_loop(i2, loads, code, ends)
     # child block k: the lanes whose k-th spawn happened, each with the arguments of the
     # site that made it (a blend over the sites that can make a k-th spawn), appended
     # with one compaction step per column
@@ -210,12 +213,7 @@ def site_chunk_loop(code: LaneCode, by_site: SiteBlocks, columns: tuple[ir.Param
             L.append(f"{i2}uint8_t l{st.index}[{LANES}];")
         L += [f"{i2}{ctype(p.ty)} a{st.index}_{p.name}[{LANES}];" for p in columns
               if by_site.source(st.index, p.name) == "lane"]
-    L.append("#pragma GCC ivdep")
-    L.append(f"{i2}for (int u = 0; u < {LANES}; u++) {{")
-    L += [f"{i2}    {x}" for x in loads]
-    L += [f"    {x}" for x in code.lines]
-    L += [f"{i2}    {x}" for x in ends or ()]  # (the lane's own accumulators merged)
-    L.append(f"{i2}}}")
+    L += lane_loop(i2, loads, code, ends)
     top = max(k for _, k in by_site.pairs)
     # e<k>: the lanes that made k spawns before the current site
     L.append(f"{i2}uint32_t e0 = 0xFFFFFFFFu" + "".join(f", e{k} = 0" for k in range(1, top + 1))
