@@ -54,17 +54,20 @@ def test_chosen_for_knapsack_not_fib() -> None:
         assert isinstance(split, kp.Split) and split.once
         copies[name] = split.inductive_copy
     assert copies == {"nqueens": "never", "returns_widen": "always"}
-    # switched off, and the numba target (not implemented there)
+    # switched off
     off = kp.build_plan(api.get_program(BENCH / "knapsack.py"), "knapsack",
                         off=frozenset({"uniform_base", "base_fold"}))
     split, base = off.step(kp.Split), off.step(kp.BaseCase)
     assert isinstance(split, kp.Split) and isinstance(base, kp.BaseCase)
     assert not split.once and base.fold is None
     assert "switched off" in off.uniform_note and "switched off" in off.fold_note
+    # the numba target: the same decisions (its kernels follow them, numba_codegen.py)
     nb = kp.build_plan(api.get_program(BENCH / "knapsack.py"), "knapsack", target="numba",
                        off=frozenset())
-    split = nb.step(kp.Split)
-    assert isinstance(split, kp.Split) and not split.once
+    split, base = nb.step(kp.Split), nb.step(kp.BaseCase)
+    assert isinstance(split, kp.Split) and split.once and split.inductive_copy == "bfs"
+    assert isinstance(base, kp.BaseCase) and base.fold is not None
+    assert nb.uniform_note.startswith("on") and nb.fold_note.startswith("on")
 
 
 # knapsack: once, in place (a copy in bfs), folded max; graphcol: the same with lane
@@ -108,5 +111,44 @@ def test_results_and_stats_identical_on_and_off(name: str,
             if workers == 1:
                 assert got[""] == got["uniform_base,base_fold"], (name, sched)
             else:  # two workers: the counts of every level (the blocks may differ)
+                for k in ("tasks", "leaves", "tasks_per_level", "leaves_per_level"):
+                    assert got[""][k] == got["uniform_base,base_fold"][k], (name, sched, k)
+
+
+# the numba kernels (numba_codegen.split_once / base_fold): knapsack (once, a copy in bfs,
+# folded max); slow: nqueens (once, a lock-step loop read in place), minmax (folded sums
+# under conditions), graphcol (once with lane spawns), returns_widen (the inductive side
+# always a copy)
+NUMBA_PROGRAMS = ["knapsack"] + [pytest.param(x, marks=pytest.mark.slow) for x in (
+    "nqueens", "minmax", "graphcol", "returns_widen")]
+
+
+@pytest.mark.parametrize("name", NUMBA_PROGRAMS)
+def test_numba_results_and_stats_identical_on_and_off(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, task, args = PROGRAMS[name]
+    program = api.get_program(path)
+    rargs = api.root_args(program, task, args)
+    want = api.run_program(path, task, args, variant="seq").reducers
+    built: dict[str, Any] = {}
+    for off in ("", "uniform_base,base_fold"):
+        monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
+        built[off] = api.compiled_task(program, task, "numba")
+    on = built[""].plan
+    assert on.step(kp.Split).once or on.step(kp.BaseCase).fold is not None
+    assert not built["uniform_base,base_fold"].plan.step(kp.Split).once
+    assert built[""].source != built["uniform_base,base_fold"].source
+    for strategy, b, r, p in SCHEDULES:
+        sched = Schedule.make(strategy, b, r, p)
+        for workers in (1, 2):
+            got = {}
+            for off, ct in built.items():
+                reducers, stats = ct.run(rargs, sched, workers=workers)
+                where = (name, sched, off or "on", workers)
+                assert {k: v for k, v in reducers.items() if k in want} == want, where
+                got[off] = {k: getattr(stats, k) for k in STATS}
+            if workers == 1:
+                assert got[""] == got["uniform_base,base_fold"], (name, sched)
+            else:
                 for k in ("tasks", "leaves", "tasks_per_level", "leaves_per_level"):
                     assert got[""][k] == got["uniform_base,base_fold"][k], (name, sched, k)

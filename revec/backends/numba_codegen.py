@@ -31,7 +31,7 @@ from revec import ir
 from revec.backends.numba_lanes import LaneSpawnsEmitter
 from revec.emit.names import var
 from revec.emit.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, zero_of
-from revec.emit.writer import resolve
+from revec.emit.writer import at, resolve
 from revec.runtime.compaction import numba_vector
 from revec.transforms import kernel_plan as kp
 from revec.transforms.blocking import (
@@ -72,7 +72,8 @@ from numba import njit
 from numpy import (
     {type_names})
 
-from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
+from revec.runtime.numba_access import (
+    column_ptr, column_size, copy_n, ld, ld_at, ptr_add, st, st_at)
 from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
@@ -204,8 +205,11 @@ class NumbaModuleGen:
         self.varying = tuple(p for p in self.bp.columns if p.name not in self.bp.uniform)
         split = self.plan.step(kp.Split)
         assert isinstance(split, kp.Split)
-        self.by_index = {"b_": split.base.keep == "index",
-                         "q_": split.inductive.keep == "index"}
+        # uniform_base (split.once): no split, the sides read the block through column
+        # pointers (ptr_add) or the inductive side a copy: no index lists either
+        self.once = split.once
+        self.by_index = {"b_": split.base.keep == "index" and not split.once,
+                         "q_": split.inductive.keep == "index" and not split.once}
         # a loop making one spawn per iteration: iterations in lock step (see loop_case)
         loop = self.plan.loop
         self.loop: SpawnLoop | None = None if loop is None else loop[0].shape
@@ -408,6 +412,12 @@ class NumbaModuleGen:
         nf = len(bp.fields)
         L: list[str] = []
         w = L.append
+        if step.once:
+            if bp.max_spawns is None:
+                L += [f"    {x}" for x in self.capacity()]
+            w(f"    kused = {bp.max_spawns if bp.max_spawns else 0}")
+            w("    j0 = 0")
+            return L + self.split_once(step)
         moved = {(side, what) for side, what, _ in self.split_moves()}
         for i, p in enumerate(bp.fields):
             # the base and inductive threads' frames (the columns a side moves)
@@ -425,9 +435,115 @@ class NumbaModuleGen:
         w("    j0 = 0")
         return L + self.split(step)
 
+    def split_once(self, step: kp.Split) -> list[str]:
+        """uniform_base: the is-base test reads only level-uniform and invariant fields
+        (loaded at the block's first thread): one test for the whole block, which is all
+        base or all inductive.  The base side reads the block in place (``b_<col>``: a
+        pointer into the column, ``ptr_add``); the inductive side too, or a copy
+        (``copy_n``) where the plan says (``Split.inductive_copy``: in bfs mode,
+        ``out_base < off + n``, where the children overwrite the block; always, in a
+        kernel that may move its columns while it spawns, or whose lock-step loop reads
+        fields through the thread's index after it wrote children)."""
+        nf = len(self.bp.fields)
+        idx = {p.name: i for i, p in enumerate(self.bp.fields)}
+        base = [c for c in step.base.columns]
+        ind = [c for c in step.inductive.columns]
+        L = ["    # uniform_base: the is-base test reads only level-uniform and invariant",
+             "    # fields: one test for the block, all base or all inductive, read in place",
+             f"    if n > 0 and ({self.expr(step.mask)}):",
+             "        nb = n",
+             "    else:",
+             "        nb = 0",
+             "    ni = n - nb"]
+        L += [f"    b_{c.name} = ptr_add({col(c.name)}, off)" for c in base]
+        copy = [f"q_{c.name} = {column(2 * nf + idx[c.name], c.ty)}" for c in ind]
+        copy += [f"copy_n(q_{c.name}, ptr_add({col(c.name)}, off), n)" for c in ind]
+        here = [f"q_{c.name} = ptr_add({col(c.name)}, off)" for c in ind]
+        how = step.inductive_copy
+        assert how != "never" or not self.loop_reads, "the plan copies for these"
+        if not ind:
+            pass
+        elif how == "bfs":
+            L += ["    if ni > 0 and out_base < off + n:  # bfs: the children overwrite "
+                  "the block: read a copy"]
+            L += [f"        {x}" for x in copy]
+            L.append("    else:")
+            L += [f"        {x}" for x in here]
+        elif how == "never":  # read before any child is written
+            L += [f"    {x}" for x in here]
+        else:  # the kernel may grow (move) the columns while it spawns: read a copy
+            L += [f"    {x}" for x in copy]
+        return L
+
+    def base_fold(self, step: kp.BaseCase, fold: kp.BaseFold) -> list[str]:
+        """base_fold: the base case as one branch-free loop (kernel_plan.BaseFold): each
+        condition a flag, each reduction a masked update of its reducer's partial
+        (``_fp_<r>``; a min / max also counts the reducing threads in ``_fa_<r>``: did any
+        thread reduce), every
+        partial merged into ``acc_<r>`` once, after the loop (as the C kernels,
+        c_codegen.base_fold)."""
+        part = {p.reducer: p for p in fold.partials}
+        L = ["    # base_fold: branch-free masked partials over the base threads, merged once"]
+        for p in fold.partials:
+            t = np_type(p.ty, "")
+            ident = 0
+            if p.op != "sum":
+                info = np.iinfo(p.ty.dtype)
+                ident = int(info.min if p.op == "max" else info.max)
+            L.append(f"    _fp_{p.reducer} = {t}({ident})")
+            if p.op != "sum":
+                L.append(f"    _fa_{p.reducer} = int64(0)")
+        L.append("    for j in range(nb):")
+        L += self.load_fields("        ", "b_", step.reads)
+        conds: dict[ir.Expr, str] = {}
+        for tm in fold.terms:
+            for c, _ in tm.conds:
+                if c not in conds:
+                    conds[c] = f"_fc{len(conds)}"
+                    L += at(c.loc, [f"        {conds[c]} = bool({self.expr(c)})"])
+        for i, tm in enumerate(fold.terms):
+            p = part[tm.reducer]
+            t = np_type(p.ty, "")
+            ok = " & ".join(conds[c] if pos else f"(not {conds[c]})" for c, pos in tm.conds)
+            fp = f"_fp_{tm.reducer}"
+            body = [f"        _v{i} = {t}({self.expr(tm.value)})"]
+            if p.op == "sum":
+                body.append(f"        {fp} = {t}({fp} + (_v{i} & {t}({t}(0) - {t}({ok}))))"
+                            if ok else f"        {fp} = {t}({fp} + _v{i})")
+            else:
+                lim = np.iinfo(p.ty.dtype)
+                idv = int(lim.min if p.op == "max" else lim.max)
+                cmp = ">" if p.op == "max" else "<"
+                if ok:
+                    # a select by bit masks (a conditional expression here becomes a
+                    # branch around the value's loads, which LLVM does not vectorize)
+                    # and the reducing threads counted (an OR of the masks, merged by a
+                    # test, kept LLVM from vectorizing the loop: 64-bit count instead)
+                    body += [f"        _ok{i} = {ok}",
+                             f"        _k{i} = {t}({t}(0) - {t}(_ok{i}))",
+                             f"        _m{i} = {t}((_v{i} & _k{i}) | ({t}({idv}) & ~_k{i}))",
+                             f"        _fa_{tm.reducer} += int64(_ok{i})"]
+                else:
+                    body += [f"        _m{i} = _v{i}", f"        _fa_{tm.reducer} += int64(1)"]
+                body.append(f"        {fp} = {'max' if cmp == '>' else 'min'}({fp}, _m{i})")
+            L += at(tm.value.loc, body)
+        for p in fold.partials:
+            decl = self.program.reducers[p.reducer]
+            rt = np_type(ir.Ty(decl.dtype), "")
+            acc = f"acc_{p.reducer}"
+            if p.op == "sum":
+                L.append(f"    {acc} = {rt}({acc} + {rt}(_fp_{p.reducer}))")
+            else:
+                cmp = ">" if p.op == "max" else "<"
+                L += [f"    if _fa_{p.reducer} != 0 and {rt}(_fp_{p.reducer}) {cmp} {acc}:",
+                      f"        {acc} = {rt}(_fp_{p.reducer})"]
+        return L
+
     def base_case(self, step: kp.BaseCase) -> list[str]:
         """The base case over the base threads."""
         assert step.narrow_sum is None  # (the numba target's plans sum in 64 bits)
+        if step.fold is not None:
+            return self.base_fold(step, step.fold)
         return ["    # base case over the base threads", "    for j in range(nb):",
                 *self.thread_body(step.stmts, step.reads, "        ", src="b_")]
 

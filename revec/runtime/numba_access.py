@@ -19,6 +19,8 @@ their columns are never negative).
 * ``ld_at(raw, off, dtype)`` / ``st_at(raw, off, dtype, v)``: a ``dtype`` value at byte
   ``off`` of a byte array (the reducers' slots);
 * ``zero32(m, j)``: ``m[j:j + 32] = 0`` for bytes (one vector store);
+* ``ptr_add(p, i)``: column pointer ``p`` advanced by ``i`` elements (``p + i``);
+* ``copy_n(dst, src, n)``: ``n`` elements from one column pointer to another (memcpy);
 * ``column_size(cols, k)``: ``cols[k].size``, borrowed (the driver's per-block checks);
 * ``as_column(raw, dtype)``: a byte array viewed as a 1-D contiguous array of ``dtype``
   (``raw.size // itemsize`` elements, no checks).
@@ -260,5 +262,42 @@ def column_size(typingctx: Any, cols: Any, k: Any) -> Any:
     def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
         return _list_field(context, builder, sig.args[0], args[0], sig.args[1], args[1],
                            "nitems")
+
+    return sig, codegen
+
+
+@intrinsic
+def ptr_add(typingctx: Any, p: Any, i: Any) -> Any:
+    """The column pointer ``p`` advanced by ``i`` elements (``p + i`` in C, ``i >= 0``):
+    a view of a column from element ``i`` on, as the C kernels' ``p_<col> + off``
+    (uniform_base: a block's columns read in place through the same names as the split's
+    copies)."""
+    if not (isinstance(p, types.CPointer) and isinstance(i, types.Integer)):
+        return None
+    sig = p(p, i)
+
+    def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
+        return _ptr(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+
+    return sig, codegen
+
+
+@intrinsic
+def copy_n(typingctx: Any, dst: Any, src: Any, n: Any) -> Any:
+    """``dst[0:n] = src[0:n]`` for two column pointers of one element type that do not
+    overlap (one ``memcpy``)."""
+    if not (isinstance(dst, types.CPointer) and isinstance(src, types.CPointer)
+            and dst.dtype == src.dtype and isinstance(n, types.Integer)):
+        return None
+    sig = types.none(dst, src, n)
+
+    def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
+        elem = context.get_data_type(sig.args[0].dtype)
+        size = context.get_abi_sizeof(elem)
+        cnt = context.cast(builder, args[2], sig.args[2], types.intp)
+        d = builder.bitcast(args[0], cgutils.voidptr_t)
+        s = builder.bitcast(args[1], cgutils.voidptr_t)
+        cgutils.raw_memcpy(builder, d, s, cnt, size)
+        return context.get_dummy_value()
 
     return sig, codegen

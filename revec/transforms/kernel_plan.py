@@ -119,7 +119,8 @@ TARGETS = {
                 state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
                 site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
-                    state_in_place=True, lane_passes=True, leaf_inline=False),
+                    state_in_place=True, lane_passes=True, leaf_inline=False,
+                    uniform_base=True, base_fold=True),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
@@ -361,7 +362,8 @@ class Split(Step):
                    "never": "in place (the inductive case reads its columns before it "
                             "writes a child: no copy in any mode)",
                    "always": "the base side in place, the inductive side a copy (memcpy: "
-                             "the columns may move when the kernel grows them)"
+                             "the columns may move when the kernel grows them, or a "
+                             "lock-step loop reads them by index after it wrote children)"
                    }[self.inductive_copy]
             return [f"mask: {show_expr(self.mask)}  (reads only level-uniform and "
                     "invariant fields)",
@@ -911,8 +913,12 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
     if once:  # when the inductive side reads a copy: its shape decides (Split.inductive_copy)
         at = next(i for i, st in enumerate(steps) if isinstance(st, Split))
-        copy = ("never" if any(isinstance(st, LoopPrefix) for st in steps) else
-                "always" if dynamic else "bfs")
+        # (a lock-step loop whose iterations read fields through the thread's index,
+        # scalar split mode, reads them after it wrote children and maybe grew the
+        # columns: a copy)
+        by_index_reads = any(isinstance(st, LoopIterate) and st.by_index for st in steps)
+        copy = ("never" if any(isinstance(st, LoopPrefix) for st in steps)
+                and not by_index_reads else "always" if dynamic or by_index_reads else "bfs")
         split_step = steps[at]
         assert isinstance(split_step, Split)
         steps[at] = dataclasses.replace(split_step, inductive_copy=copy)
@@ -1204,7 +1210,7 @@ def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
                 for side, tag in ((base, "b"), (ind, "q")):
                     if once and (side is base or copy == "never"):
                         continue  # (read in place: a base block spawns nothing)
-                    if side.keep == "index":
+                    if side.keep == "index" and not once:  # (once: a copy, memcpy)
                         out.append(Scratch(f"{tag}i", "index", INT64, 1, 0,
                                            f"the {side.side} threads' arena indices"))
                     else:
@@ -1217,8 +1223,14 @@ def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
             out += [Scratch(f"sa_{c.name}", "active", c.ty, 1, LANES, "active list"),
                     Scratch(f"sb_{c.name}", "active", c.ty, 1, LANES,
                             "active list (the next one)")]
+    # (no mask bytes where nothing stores them: a split decided once per block
+    # (uniform_base) and no lock-step loop)
+    masks = any(isinstance(st, Split) and not st.once or isinstance(st, LoopPrefix)
+                for st in steps)
     if tg.lane_passes:
-        out.append(Scratch("mb", "mask", BYTE, 1, LANES, "mask bytes (split, active lists)"))
+        if masks:
+            out.append(Scratch("mb", "mask", BYTE, 1, LANES,
+                               "mask bytes (split, active lists)"))
         lane = next((st for st in steps if isinstance(st, LaneSpawns)), None)
         if lane is not None:
             out += [Scratch(p.name, "pass", BYTE if p.ty is None else p.ty, 1, LANES,

@@ -30,7 +30,8 @@ from numba import njit
 from numpy import (
     int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, bool_)
 
-from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
+from revec.runtime.numba_access import (
+    column_ptr, column_size, copy_n, ld, ld_at, ptr_add, st, st_at)
 from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
@@ -46,10 +47,10 @@ ITEMSIZES = np.array([0, 1, 8, 8, 8], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 5 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
-SCRATCH_COLUMNS = 11
+SCRATCH_COLUMNS = 10
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
-SCRATCH_BYTES = np.array([1, 32, 1, 32, 1, 32, 1, 32, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 0, 32], np.int64)
+SCRATCH_BYTES = np.array([1, 32, 1, 32, 1, 32, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 0, 32], np.int64)
 # room after each child block (the kernel plan's slack): child block k of a block with ni
 # inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
 # slack (numba_support.M_SLACK)
@@ -78,19 +79,26 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     kcnt = column_ptr(ints, 0, int64)
     v_n = ld(c_n, 0)
     v_v = ld(c_v, off if n > 0 else 0)
-    q_red = column_ptr(cols, 12, uint64)
-    q_green = column_ptr(cols, 13, uint64)
-    q_blue = column_ptr(cols, 14, uint64)
     kused = 3
     j0 = 0
-    # is-base test over all threads (one vectorizable pass into mask bytes), then
-    # a stream compaction of the block into its base and its inductive threads
-    # (both dense), 32 threads per vector step
-    mb = column_ptr(cols, 15, uint8)
-    for t in range(n):
-        st(mb, t, (int32(v_v) == v_n))
-    nb = compact_cols_avx512(mb, off, n, (), ((c_red, q_red), (c_green, q_green), (c_blue, q_blue)))
+    # uniform_base: the is-base test reads only level-uniform and invariant
+    # fields: one test for the block, all base or all inductive, read in place
+    if n > 0 and ((int32(v_v) == v_n)):
+        nb = n
+    else:
+        nb = 0
     ni = n - nb
+    if ni > 0 and out_base < off + n:  # bfs: the children overwrite the block: read a copy
+        q_red = column_ptr(cols, 12, uint64)
+        q_green = column_ptr(cols, 13, uint64)
+        q_blue = column_ptr(cols, 14, uint64)
+        copy_n(q_red, ptr_add(c_red, off), n)
+        copy_n(q_green, ptr_add(c_green, off), n)
+        copy_n(q_blue, ptr_add(c_blue, off), n)
+    else:
+        q_red = ptr_add(c_red, off)
+        q_green = ptr_add(c_green, off)
+        q_blue = ptr_add(c_blue, off)
     # base case over the base threads
     for j in range(nb):
         v_b = uint64(0)
@@ -104,16 +112,16 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     # spawn (bit operations on the sites' masks) are appended to child block
     # k by one compaction step per column (all 32: copies; none: skipped)
     jend = ni - ni % 32
-    ms0 = column_ptr(cols, 16, uint8)
-    ms1 = column_ptr(cols, 17, uint8)
-    ms2 = column_ptr(cols, 18, uint8)
-    ak0_red = column_ptr(cols, 19, uint64)
-    ak0_green = column_ptr(cols, 20, uint64)
-    ak0_blue = column_ptr(cols, 21, uint64)
-    ak1_green = column_ptr(cols, 22, uint64)
-    ak1_blue = column_ptr(cols, 23, uint64)
-    ak2_blue = column_ptr(cols, 24, uint64)
-    fill0 = column_ptr(cols, 25, int8)
+    ms0 = column_ptr(cols, 15, uint8)
+    ms1 = column_ptr(cols, 16, uint8)
+    ms2 = column_ptr(cols, 17, uint8)
+    ak0_red = column_ptr(cols, 18, uint64)
+    ak0_green = column_ptr(cols, 19, uint64)
+    ak0_blue = column_ptr(cols, 20, uint64)
+    ak1_green = column_ptr(cols, 21, uint64)
+    ak1_blue = column_ptr(cols, 22, uint64)
+    ak2_blue = column_ptr(cols, 23, uint64)
+    fill0 = column_ptr(cols, 24, int8)
     for u in range(32):
         st(fill0, u, int8(v_v + int8(1)))
     for j in range(jend):  # ms0, ms1, ms2, ak0_red, ak0_green, ak0_blue, ak1_green, ak1_blue, ak2_blue

@@ -30,7 +30,8 @@ from numba import njit
 from numpy import (
     int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, bool_)
 
-from revec.runtime.numba_access import column_ptr, column_size, ld, ld_at, st, st_at
+from revec.runtime.numba_access import (
+    column_ptr, column_size, copy_n, ld, ld_at, ptr_add, st, st_at)
 from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
@@ -68,21 +69,20 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     kcnt = column_ptr(ints, 0, int64)
     v_n = ld(c_n, 0)
     v_row = ld(c_row, off if n > 0 else 0)
-    q_cols = column_ptr(cols, 12, uint16)
-    q_d1 = column_ptr(cols, 13, uint16)
-    q_d2 = column_ptr(cols, 14, uint16)
     cap = frames_held(cols, ITEMSIZES)  # frames all columns hold
     kcap = min(column_size(ints, 0), (cap - out_base) // (n + SLACK))  # child blocks there is room for (ni <= n)
     kused = 0
     j0 = 0
-    # is-base test over all threads (one vectorizable pass into mask bytes), then
-    # a stream compaction of the block into its base and its inductive threads
-    # (both dense), 32 threads per vector step
-    mb = column_ptr(cols, 23, uint8)
-    for t in range(n):
-        st(mb, t, (int32(v_row) == v_n))
-    nb = compact_cols_avx512(mb, off, n, (), ((c_cols, q_cols), (c_d1, q_d1), (c_d2, q_d2)))
+    # uniform_base: the is-base test reads only level-uniform and invariant
+    # fields: one test for the block, all base or all inductive, read in place
+    if n > 0 and ((int32(v_row) == v_n)):
+        nb = n
+    else:
+        nb = 0
     ni = n - nb
+    q_cols = ptr_add(c_cols, off)
+    q_d1 = ptr_add(c_d1, off)
+    q_d2 = ptr_add(c_d2, off)
     # base case over the base threads
     for j in range(nb):
         v_bit = uint16(0)
