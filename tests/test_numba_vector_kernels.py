@@ -90,7 +90,9 @@ def test_conditional_spawns_module_uses_lanes(name: str) -> None:
 
     src = generate_numba_module(get_program(f"benchmarks/{name}.py"), name)
     assert "the plan's lane-spawns step" in src
-    assert "movemask32(ms0, t)" in src and "popcount32(mk)" in src
+    # (lane_buffers, the numba default: the step's masks from a stack array)
+    assert "ms0 = lane_buf(uint8)" in src and "movemask32(ms0, 0)" in src
+    assert "popcount32(mk)" in src
     assert "runs thread by thread" not in src
 
 

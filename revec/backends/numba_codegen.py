@@ -73,7 +73,7 @@ from numpy import (
     {type_names})
 
 from revec.runtime.numba_access import (
-    column_ptr, column_size, copy_n, ld, ld_at, ptr_add, st, st_at)
+    column_ptr, column_size, copy_n, lane_buf, ld, ld_at, ptr_add, st, st_at)
 from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;

@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from revec import ir
 from revec.emit.names import var
 from revec.emit.pyexpr import StmtEmitter, np_type, zero_of
@@ -159,10 +161,183 @@ class LaneSpawnsEmitter:
         module generator)."""
         return self.gen.slot[name]  # type: ignore[attr-defined]
 
+    def partial_type(self, s: ir.Reduce) -> ir.Ty | None:
+        """The type of reducer ``s.reducer``'s per-lane partials in a buffered lane loop
+        (None: the reduction stays on the accumulator, in thread order): integer sums,
+        mins and maxes whose value converts exactly as the accumulator's own update does
+        (a signed reducer, a value no wider unsigned than 32 bits; for a min / max an
+        unsigned reducer of an unsigned value too); sums of values of 16 bits or fewer
+        in 32-bit lanes (:meth:`flush_run` bounds them)."""
+        decl = self.gen.program.reducers[s.reducer]  # type: ignore[attr-defined]
+        rty, vty = ir.Ty(decl.dtype), self.narrow_value(s).ty
+        if decl.bound or decl.op not in ("sum", "min", "max"):
+            return None
+        ok = rty.kind == "i" and (vty.kind in "ib" or vty.kind == "u"
+                                  and vty.dtype.itemsize < 8) \
+            or decl.op != "sum" and rty.kind == "u" and vty.kind == "u"
+        if not ok or vty.kind == "b" and decl.op != "sum":
+            return None
+        if decl.op == "sum" and vty.dtype.itemsize <= 2 and rty.dtype.itemsize >= 4:
+            # bytes in 16-bit lanes, 16-bit values in 32-bit ones (merged in runs)
+            return ir.Ty(np.dtype(np.int16 if vty.dtype.itemsize == 1 else np.int32))
+        return rty
+
+    def narrow_value(self, s: ir.Reduce) -> ir.Expr:
+        """The value a reduction adds, without a widening of a narrow integer to its
+        signed reducer's type (the sum of the narrow values in 32-bit lanes, widened once
+        when merged, is the same)."""
+        v = s.value
+        decl = self.gen.program.reducers[s.reducer]  # type: ignore[attr-defined]
+        if isinstance(v, ir.Cast) and decl.op == "sum" and v.ty == ir.Ty(decl.dtype) \
+                and v.ty.kind == "i" and v.operand.ty.kind in "iub" \
+                and v.operand.ty.dtype.itemsize <= 2:
+            return v.operand
+        if isinstance(v, ir.Const) and decl.op == "sum" and v.ty == ir.Ty(decl.dtype) \
+                and v.ty.kind == "i" and -(1 << 15) <= int(v.value) < (1 << 15):
+            small = -(1 << 7) <= int(v.value) < (1 << 7)
+            return ir.Const(v.loc, ir.Ty(np.dtype(np.int8 if small else np.int16)),
+                            int(v.value))
+        return v
+
+    def lane_partials(self) -> dict[str, tuple[ir.Ty, str, int]]:
+        """Per reducer with per-lane partials: (type, op, the largest magnitude a lane
+        adds per step: 0 where the partial is the reducer's own type)."""
+        out: dict[str, tuple[ir.Ty, str, int]] = {}
+        folds = [op.stmt for op in self.step.body.ops if isinstance(op, lanes.Fold)]
+        for r in dict.fromkeys(f.reducer for f in folds):
+            tys = {self.partial_type(f) for f in folds if f.reducer == r}
+            if len(tys) == 1 and None not in tys:
+                ty = next(t for t in tys if t is not None)
+                decl = self.gen.program.reducers[r]  # type: ignore[attr-defined]
+                most = 0
+                if ty != ir.Ty(decl.dtype):  # a narrow sum: each value below 2^(8 size)
+                    most = sum(1 << 8 * self.narrow_value(f).ty.dtype.itemsize
+                               for f in folds if f.reducer == r)
+                out[r] = (ty, decl.op, most)
+        return out
+
+    def flush_run(self, parts: dict[str, tuple[ir.Ty, str, int]]) -> int:
+        """Steps of 32 threads after which the narrow lane sums are merged (0: none
+        needs it): a power of two of steps whose sums stay within each partial's type
+        (a lane adds less than ``most`` per step, an n-bit partial holds 2^(n-1))."""
+        runs = []
+        for ty, _, most in parts.values():
+            if most:
+                run = 1
+                while run * 2 * most <= 1 << (8 * ty.dtype.itemsize - 1):
+                    run *= 2
+                runs.append(run)
+        return min(runs) if runs else 0
+
+    def merge_partials(self, parts: dict[str, tuple[ir.Ty, str, int]], ind: str
+                       ) -> list[str]:
+        """The per-lane partials merged into the accumulators, and reset."""
+        L = [f"{ind}for u in range({LANES}):"]
+        for r, (ty, op, _) in parts.items():
+            rt = np_type(ir.Ty(self.gen.program.reducers[r].dtype), "")  # type: ignore[attr-defined]
+            if op == "sum":
+                L.append(f"{ind}    acc_{r} = {rt}(acc_{r} + {rt}(ld(_lp_{r}, u)))")
+            else:
+                cmp = ">" if op == "max" else "<"
+                L += [f"{ind}    _r = {rt}(ld(_lp_{r}, u))",
+                      f"{ind}    if _r {cmp} acc_{r}:",
+                      f"{ind}        acc_{r} = _r"]
+            L.append(f"{ind}    st(_lp_{r}, u, {self.identity(ty, op)})")
+        return L
+
+    @staticmethod
+    def identity(ty: ir.Ty, op: str) -> str:
+        t = np_type(ty, "")
+        if op == "sum":
+            return f"{t}(0)"
+        info = np.iinfo(ty.dtype)
+        return f"{t}({int(info.min if op == 'max' else info.max)})"
+
+    def lane_reduce(self, parts: dict[str, tuple[ir.Ty, str, int]]
+                    ) -> Callable[[ir.Reduce, str, str | None], list[str]]:
+        """A reduction in a buffered lane loop: into lane ``u``'s partial, or (a reducer
+        without partials) the accumulator's own update."""
+        def reduce(s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
+            if s.reducer not in parts:
+                return self.gen.reduce(s, ind, pc)  # type: ignore[attr-defined, no-any-return]
+            ty, op, _ = parts[s.reducer]
+            t = np_type(ty, "")
+            v = f"{t}({self.gen.expr(self.narrow_value(s))})"  # type: ignore[attr-defined]
+            lp = f"_lp_{s.reducer}"
+            if op == "sum":
+                val = v if pc is None else f"({v} if {pc} else {t}(0))"
+                return [f"{ind}st({lp}, u, {t}(ld({lp}, u) + {val}))"]
+            val = v if pc is None else f"({v} if {pc} else {self.identity(ty, op)})"
+            return [f"{ind}st({lp}, u, {op}(ld({lp}, u), {val}))"]
+        return reduce
+
+    def emit_buffered(self) -> list[str]:
+        """The lane-spawns step with lane buffers (``LaneSpawns.buffers``): per step of
+        32 threads one lane loop runs the if-converted body and stores every pass into
+        a 32-element array on the stack (``lane_buf``), the reductions into per-lane
+        partials; then the step's compaction as in :meth:`emit`."""
+        gen = self.gen
+        step = self.step
+        parts = self.lane_partials()
+        run = self.flush_run(parts)
+        L = ["    # inductive case, 32 threads per step (the plan's lane-spawns step): per",
+             "    # step one lane loop runs the body and stores each conditional site's mask",
+             "    # and the child blocks' argument values into stack arrays (lane_buf), the",
+             "    # reductions into per-lane partials; then the lanes making their k-th",
+             "    # spawn (bit operations on the sites' masks) are appended to child block",
+             "    # k by one compaction step per column (all 32: copies; none: skipped)",
+             f"    jend = ni - ni % {LANES}"]
+        for p in step.passes:
+            L.append(f"    {p.name} = lane_buf({'uint8' if p.ty is None else np_type(p.ty, '')})")
+        for f in step.fills:
+            L += [f"    {f.name} = column_ptr(cols, {self.column(f.name)}, {np_type(f.ty, '')})",
+                  f"    for u in range({LANES}):",
+                  f"        st({f.name}, u, {gen.expr(f.value)})"]  # type: ignore[attr-defined]
+        for r, (ty, op, _) in parts.items():
+            L += [f"    _lp_{r} = lane_buf({np_type(ty, '')})",
+                  f"    for u in range({LANES}):",
+                  f"        st(_lp_{r}, u, {self.identity(ty, op)})"]
+        L += self.counters()
+        L += ["    t = 0", "    while t < jend:"]
+        ind = "            "
+        head = [LaneLine(f"{ind}{t_} = {v}", t_, frozenset({"_x"} if by_x else ()))
+                for t_, v, by_x in gen.field_loads("q_", step.reads)]  # type: ignore[attr-defined]
+        head += [LaneLine(f"{ind}{var(n)} = {zero_of(ty, '')}", var(n), frozenset())
+                 for n, ty in sorted(self.bp.task.locals.items())]
+        body = head + lane_lines(step.body, ind, gen.expr,  # type: ignore[attr-defined]
+                                 self.lane_reduce(parts))
+        outs, need = [], set()
+        for p in step.passes:
+            if p.kind == "mask":
+                outs.append(f"{ind}st({p.name}, u, _m{p.index})")
+                need.add(f"_m{p.index}")
+            elif p.kind == "leaf":
+                outs.append(f"{ind}st({p.name}, u, _l{p.index})")
+                need.add(f"_l{p.index}")
+            else:
+                assert p.column is not None
+                outs.append(f"{ind}st({p.name}, u, {self.pick(p.index, p.column)})")
+                need |= self.pick_reads(p.index, p.column)
+        chunk = [f"        for u in range({LANES}):", "            j = t + u"]
+        chunk += slice_lines(body, need) + outs
+        chunk += self.steps("0")
+        if run:  # runs of steps, the 32-bit lane sums merged after each (a test in the
+            # loop over the steps instead kept LLVM from keeping them in registers)
+            L += [f"        tend = min(jend, t + {run * LANES})", "        while t < tend:"]
+            L += ["    " + x for x in chunk]
+            L += self.merge_partials(parts, "        ")
+        else:
+            L += chunk
+            if parts:
+                L += self.merge_partials(parts, "    ")
+        return L + self.counters_back()
+
     def emit(self) -> list[str]:
         gen = self.gen
         step = self.step
         assert step.lanes == LANES, "the steps' masks are 32-bit words"
+        if step.buffers:
+            return self.emit_buffered()
         L = ["    # inductive case, 32 threads per step (the plan's lane-spawns step): passes",
              "    # over the full steps store each conditional site's mask and the child",
              "    # blocks' argument columns; then per step the lanes making their k-th",
@@ -201,16 +376,30 @@ class LaneSpawnsEmitter:
             if lines:
                 L.append(f"    for j in range(jend):  # {', '.join(p.name for p in group)}")
                 L += lines
-        L += [f"    kc{k} = kcnt[{k}]" for k in step.child_blocks]
+        L += self.counters()
+        L += ["    t = 0", "    while t < jend:"]
+        return L + self.steps("t") + self.counters_back()
+
+    def counters(self) -> list[str]:
+        """The child blocks' counts (and inlined leaves) in locals."""
+        step = self.step
+        L = [f"    kc{k} = kcnt[{k}]" for k in step.child_blocks]
         if step.leaves:  # each child block's inlined leaves
             L += [f"    lf{k} = 0" for k in step.child_blocks]
-        L += ["    t = 0", "    while t < jend:"]
+        return L
+
+    def steps(self, at_: str) -> list[str]:
+        """The body of the loop over the 32-thread steps (``t``): the sites' masks as
+        words, each child block's lanes appended; the passes' values at ``at_`` (``t``:
+        the pass columns; ``0``: the lane buffers)."""
+        step = self.step
+        L: list[str] = []
         cond = {p.index for p in step.passes if p.kind == "mask"}
         for s in self.sites:
-            L.append(f"        b{s.index} = int64(movemask32(ms{s.index}, t))"
+            L.append(f"        b{s.index} = int64(movemask32(ms{s.index}, {at_}))"
                      if s.index in cond else f"        b{s.index} = {FULL}")
             if s.leaf:
-                L.append(f"        l{s.index} = int64(movemask32(ml{s.index}, t))")
+                L.append(f"        l{s.index} = int64(movemask32(ml{s.index}, {at_}))")
         # e<s>_<k>: the lanes with exactly k spawns before site s (bit-sliced counts)
         exact = {0: str(FULL)}
         top = max(step.child_blocks)
@@ -242,25 +431,30 @@ class LaneSpawnsEmitter:
                 L.append(f"        lf{k} += popcount32(uint32(({' | '.join(lsel[k])}) & {FULL}))")
             L.append(f"        mk = uint32(({' | '.join(sel[k])}) & {FULL})")
             L.append(f"        if mk == {FULL}:  # every lane makes its spawn {k}")
-            L += [f"            {self.append(p, k, True)}" for p in self.columns]
+            L += [f"            {self.append(p, k, True, at_)}" for p in self.columns]
             L.append(f"            kc{k} += {LANES}")
             L.append("        elif mk != 0:")
-            L += [f"            {self.append(p, k, False)}" for p in self.columns]
+            L += [f"            {self.append(p, k, False, at_)}" for p in self.columns]
             L.append(f"            kc{k} += popcount32(mk)")
         L.append(f"        t += {LANES}")
-        L += [f"    kcnt[{k}] = kc{k}" for k in step.child_blocks]
+        return L
+
+    def counters_back(self) -> list[str]:
+        """The counts stored back after the steps."""
+        step = self.step
+        L = [f"    kcnt[{k}] = kc{k}" for k in step.child_blocks]
         if step.leaves:  # after the child counts: kcnt[K + k], K the most child blocks
             top = self.bp.max_spawns
             L += [f"    kcnt[{top + k}] = lf{k}" for k in step.child_blocks]
         L.append("    j0 = jend  # the rest thread by thread")
         return L
 
-    def append(self, p: ir.Param, k: int, full: bool) -> str:
+    def append(self, p: ir.Param, k: int, full: bool, at_: str = "t") -> str:
         """Child block k's new children of column ``p``: a copy of the 32 lanes
-        (``full``) or one compaction step."""
+        (``full``) or one compaction step (a pass's values at ``at_``)."""
         d = f"out_base + {k} * ns + kc{k}" if k else f"out_base + kc{k}"
         src = self.sources[(k, p.name)]
-        at = "0" if src.startswith("fill") else "t"
+        at = "0" if src.startswith("fill") else "t" if src.startswith("q_") else at_
         if full:
             return f"copy32({src}, {at}, c_{p.name}, {d})"
         isa = self.gen.isa(8 * p.ty.dtype.itemsize)  # type: ignore[attr-defined]

@@ -301,3 +301,22 @@ def copy_n(typingctx: Any, dst: Any, src: Any, n: Any) -> Any:
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def lane_buf(typingctx: Any, dtype: Any) -> Any:
+    """A 32-element array of ``dtype`` on the kernel's stack (an ``alloca`` in the entry
+    block), as a column pointer: the lane arrays of a fused lane loop.  LLVM knows a
+    stack array aliases no column, so a loop storing several of them still vectorizes
+    (through column scratch it cannot tell the stores apart from the loads)."""
+    elem = _scalar_type(dtype)
+    if elem is None:
+        return None
+    sig = types.CPointer(elem)(dtype)
+
+    def codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: Any) -> Any:
+        lty = context.get_data_type(elem)
+        arr = cgutils.alloca_once(builder, ir.ArrayType(lty, 32))
+        return builder.bitcast(arr, lty.as_pointer())
+
+    return sig, codegen

@@ -88,7 +88,12 @@ class Target:
     # leaf_inline switches it on regardless, REVEC_PLAN_OFF=leaf_inline off.  numba: off
     # (measured on a 2-core AMD EPYC Zen 4, AVX-512, loaded: CPU seconds, medians of 5-9
     # interleaved runs, reexp, on vs off: fib(35) 1.46x and graphcol 1.85x faster,
-    # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower).  C: on, as one pass
+    # binomial(26, 13) 0.55x and parentheses(15) 0.75-0.78x slower), until its lane
+    # passes ran as one loop into stack arrays with narrow per-lane sums (lane_buffers):
+    # since then on where leaf_unprofitable finds nothing against it (CPU seconds, Zen 4
+    # AVX-512, loaded, medians of 5 interleaved, reexp default size, on vs off: fib
+    # 0.0257 vs 0.0404 s, binomial 0.0229 vs 0.0241 s; parentheses, which that rule
+    # leaves off, 0.0261 vs 0.0230 s).  C: on, as one pass
     # (leaf_fused; figures at leaf_unprofitable and docs/backends.md)
     leaf_inline: bool = False
     # lane spawns write their children by spawn site (KernelPlan.site_note, SiteBlocks):
@@ -112,6 +117,10 @@ class Target:
     # masks straight to bits, narrow lane sums (C); else the split, the base case and
     # lane spawns whose last partial step writes every child (numba)
     leaf_fused: bool = False
+    # with lane passes: the passes as one lane loop per 32-thread step into stack arrays
+    # (LaneSpawns.buffers; numba: LLVM vectorizes such a loop, whose stores it can tell
+    # apart from the loads, and per-lane partial sums avoid a horizontal sum per step)
+    lane_buffers: bool = False
 
 
 TARGETS = {
@@ -119,8 +128,8 @@ TARGETS = {
                 state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
                 site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
-                    state_in_place=True, lane_passes=True, leaf_inline=False,
-                    uniform_base=True, base_fold=True),
+                    state_in_place=True, lane_passes=True,
+                    leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
@@ -129,7 +138,8 @@ TARGETS = {
 # The built-module caches key on the generated source, which differs.
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
-TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps")
+TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps",
+              "lane_buffers")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -536,6 +546,10 @@ class LaneSpawns(Step):
     # every inductive thread as lane code, the last partial step too (its missing lanes
     # make no spawn), so no child is a base case
     fused: bool = False
+    # targets with lane passes and lane buffers (Target.lane_buffers): the passes as one
+    # lane loop per 32-thread step storing every pass into 32-element arrays on the stack
+    # (which alias nothing), integer reductions into per-lane partials merged once
+    buffers: bool = False
 
     def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
         """The passes grouped into loops: one store per loop (LLVM vectorizes such a
@@ -583,6 +597,12 @@ class LaneSpawns(Step):
             out += [f"child block {k}'s {c}: {show_expr(self.fill(src).value)} in every "
                     "child (filled after the pass, not staged or compacted)"
                     for k, c, src in self.sources]
+        elif self.buffers:
+            out.append("passes as one lane loop per 32-thread step into stack arrays: "
+                       f"{', '.join(p.name for p in self.passes) or '-'}; integer "
+                       "reductions into per-lane partials (narrow values in 32-bit lanes), "
+                       "merged once")
+            out += [f"fill {f.name} = {show_expr(f.value)}" for f in self.fills]
         elif self.passes or self.fills:
             loops = "; ".join(", ".join(p.name for p in g) for g in self.pass_loops())
             out.append(f"passes (one loop each: {loops})")
@@ -719,6 +739,8 @@ class KernelPlan:
     # uniform_base and base_fold: the lines ``--plan`` prints about them (applied or why not)
     uniform_note: str = ""
     fold_note: str = ""
+    # lane_buffers: the line ``--plan`` prints about it (applied or why not)
+    lane_buffers_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -757,6 +779,8 @@ class KernelPlan:
             L.append(f"site blocks: {self.site_note}")
         if self.staged_note:
             L.append(f"staged steps: {self.staged_note}")
+        if self.lane_buffers_note and self.step(LaneSpawns) is not None:
+            L.append(f"lane buffers (lane_buffers): {self.lane_buffers_note}")
         if self.uniform_note:
             L.append(f"uniform is-base (uniform_base): {self.uniform_note}")
         if self.fold_note:
@@ -850,6 +874,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                           contains_return(bp.base), fold))
     slack = 0
     site_note = ""  # (shown for lane spawns only)
+    buffers_note = ""  # (shown for lane spawns only)
     if straight_spawns(inductive) and leaf is None:
         steps.append(StraightSpawns(sid("straight"), bp.inductive, ind_side.columns,
                                     bp.max_spawns or 0))
@@ -859,6 +884,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         blocks = tuple(sorted(set().union(*(s.kset for s in sites)))) if sites else ()
         passes, fills, sources = (lane_passes(bp, body, blocks, ind_side, inductive)
                                   if tg.lane_passes else ((), (), ()))
+        buffers, buffers_note = buffers_decision(tg, fused, off, on)
         if fused:  # (C) a child column every lane's spawn sets alike: filled per block
             _, fills, sources = lane_passes(bp, body, blocks, ind_side, inductive)
             sources = tuple(x for x in sources if x[2].startswith("fill"))
@@ -872,7 +898,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                                 if fused else ("a child block's 32 lanes all spawn -> copy",
                                                "none spawns -> skip"),
                                 tg.counts_in_locals and len(blocks) == 2,
-                                passes, fills, sources, leaf is not None, by_site, fused))
+                                passes, fills, sources, leaf is not None, by_site, fused,
+                                buffers))
         slack = 0 if fused else LANES  # (fused: the last partial step stores exactly)
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
@@ -927,7 +954,28 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
                       tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
-                      site_note, staged, staged_note, uniform_note, fold_note)
+                      site_note, staged, staged_note, uniform_note, fold_note,
+                      lane_buffers_note=buffers_note)
+
+
+def buffers_decision(tg: Target, fused: bool, off: frozenset[str], on: frozenset[str]
+                     ) -> tuple[bool, str]:
+    """lane_buffers: whether a lane-spawns step of a target with lane passes runs them as
+    one lane loop per 32-thread step into stack arrays (:attr:`LaneSpawns.buffers`), and
+    the line ``--plan`` prints about it.  Measured on numba (CPU seconds, Zen 4 AVX-512,
+    loaded, medians of 5 interleaved, reexp default size, against the passes over whole
+    columns): parentheses 0.0229 vs 0.0425 s, graphcol 0.1007 vs 0.121 s, and with
+    leaf inlining fib 0.0257 vs 0.062 s."""
+    if not tg.lane_passes:
+        return False, ""
+    if fused:
+        return False, "not applied: leaf inlining as one pass"
+    if "lane_buffers" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=lane_buffers); it would apply"
+    if not tg.lane_buffers and "lane_buffers" not in on:
+        return False, f"off by default on the {tg.name} back end; it would apply"
+    return True, ("on: the lane passes as one lane loop per 32-thread step into stack "
+                  "arrays, integer reductions into per-lane partials")
 
 
 def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],
@@ -1233,11 +1281,12 @@ def scratch_of(tg: Target, steps: list[Step]) -> tuple[Scratch, ...]:
                                "mask bytes (split, active lists)"))
         lane = next((st for st in steps if isinstance(st, LaneSpawns)), None)
         if lane is not None:
-            out += [Scratch(p.name, "pass", BYTE if p.ty is None else p.ty, 1, LANES,
-                            f"pass: site {p.index}'s masks" if p.kind == "mask" else
-                            f"pass: site {p.index}'s inlined leaves" if p.kind == "leaf" else
-                            f"pass: child block {p.index}'s {p.column}")
-                    for p in lane.passes]
+            if not lane.buffers:  # (buffers: the passes' arrays on the stack)
+                out += [Scratch(p.name, "pass", BYTE if p.ty is None else p.ty, 1, LANES,
+                                f"pass: site {p.index}'s masks" if p.kind == "mask" else
+                                f"pass: site {p.index}'s inlined leaves" if p.kind == "leaf"
+                                else f"pass: child block {p.index}'s {p.column}")
+                        for p in lane.passes]
             out += [Scratch(f.name, "fill", f.ty, 0, LANES, "fill") for f in lane.fills]
     return tuple(out)
 

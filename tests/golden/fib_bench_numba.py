@@ -31,7 +31,7 @@ from numpy import (
     int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, bool_)
 
 from revec.runtime.numba_access import (
-    column_ptr, column_size, copy_n, ld, ld_at, ptr_add, st, st_at)
+    column_ptr, column_size, copy_n, lane_buf, ld, ld_at, ptr_add, st, st_at)
 from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
@@ -54,7 +54,7 @@ SCRATCH_BYTES = np.array([1, 32], np.int64)
 # room after each child block (the kernel plan's slack): child block k of a block with ni
 # inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
 # slack (numba_support.M_SLACK)
-SLACK = 0
+SLACK = 32
 
 
 @njit(KERNEL_SIG, cache=CACHE, no_cpython_wrapper=True, error_model="numpy", nogil=True, no_rewrites=True, pipeline_class=KernelPipeline)
@@ -80,21 +80,108 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     # base case over the base threads
     for j in range(nb):
         v_n = ld(b_n, j)
+        v__lf_n = int8(0)
         # fib.py:17
         acc_count = int64(acc_count + int64(v_n))
     ns = ni + SLACK  # stride of the child blocks
+    # inductive case, 32 threads per step (the plan's lane-spawns step): per
+    # step one lane loop runs the body and stores each conditional site's mask
+    # and the child blocks' argument values into stack arrays (lane_buf), the
+    # reductions into per-lane partials; then the lanes making their k-th
+    # spawn (bit operations on the sites' masks) are appended to child block
+    # k by one compaction step per column (all 32: copies; none: skipped)
+    jend = ni - ni % 32
+    ml0 = lane_buf(uint8)
+    ml1 = lane_buf(uint8)
+    ak0_n = lane_buf(int8)
+    ak1_n = lane_buf(int8)
+    _lp_count = lane_buf(int16)
+    for u in range(32):
+        st(_lp_count, u, int16(0))
+    kc0 = kcnt[0]
+    kc1 = kcnt[1]
+    lf0 = 0
+    lf1 = 0
+    t = 0
+    while t < jend:
+        tend = min(jend, t + 2048)
+        while t < tend:
+            for u in range(32):
+                j = t + u
+                v_n = ld(q_n, j)
+                # fib.py:19
+                v__lf_n = int8(v_n - int8(1))
+                _c0 = ((v__lf_n < int8(2)))
+                # fib.py:17
+                st(_lp_count, u, int16(ld(_lp_count, u) + (int16(v__lf_n) if _c0 else int16(0))))
+                # fib.py:19
+                _l0 = _c0
+                _a0_n = int8(v_n - int8(1))
+                # fib.py:20
+                v__lf_n = int8(v_n - int8(2))
+                _c1 = ((v__lf_n < int8(2)))
+                # fib.py:17
+                st(_lp_count, u, int16(ld(_lp_count, u) + (int16(v__lf_n) if _c1 else int16(0))))
+                # fib.py:20
+                _l1 = _c1
+                _a1_n = int8(v_n - int8(2))
+                st(ml0, u, _l0)
+                st(ml1, u, _l1)
+                st(ak0_n, u, _a0_n)
+                st(ak1_n, u, _a1_n)
+            b0 = 4294967295
+            l0 = int64(movemask32(ml0, 0))
+            b1 = 4294967295
+            l1 = int64(movemask32(ml1, 0))
+            e0_0 = (4294967295 & ~b0)
+            e0_1 = b0
+            lf0 += popcount32(uint32(((b0 & l0)) & 4294967295))
+            mk = uint32(((b0 & ~l0)) & 4294967295)
+            if mk == 4294967295:  # every lane makes its spawn 0
+                copy32(ak0_n, 0, c_n, out_base + kc0)
+                kc0 += 32
+            elif mk != 0:
+                compress_avx512(ak0_n, 0, mk, c_n, out_base + kc0)
+                kc0 += popcount32(mk)
+            lf1 += popcount32(uint32((((b1 & e0_1) & l1)) & 4294967295))
+            mk = uint32((((b1 & e0_1) & ~l1)) & 4294967295)
+            if mk == 4294967295:  # every lane makes its spawn 1
+                copy32(ak1_n, 0, c_n, out_base + 1 * ns + kc1)
+                kc1 += 32
+            elif mk != 0:
+                compress_avx512(ak1_n, 0, mk, c_n, out_base + 1 * ns + kc1)
+                kc1 += popcount32(mk)
+            t += 32
+        for u in range(32):
+            acc_count = int64(acc_count + int64(ld(_lp_count, u)))
+            st(_lp_count, u, int16(0))
+    kcnt[0] = kc0
+    kcnt[1] = kc1
+    kcnt[2] = lf0
+    kcnt[3] = lf1
+    j0 = jend  # the rest thread by thread
     # inductive case: the thread's k-th spawn goes to child block k
+    _kc0 = kcnt[0]
+    _kc1 = kcnt[1]
     for j in range(j0, ni):
+        si = 0
         v_n = ld(q_n, j)
+        v__lf_n = int8(0)
         # fib.py:19
         _s0 = int8(v_n - int8(1))
-        _d = out_base + j
+        _d = out_base + si * ns + (_kc0 if si == 0 else _kc1)
         st(c_n, _d, _s0)
+        _kc0 += si == 0
+        _kc1 += si == 1
+        si += 1
         # fib.py:20
         _s0 = int8(v_n - int8(2))
-        _d = out_base + 1 * ns + j
+        _d = out_base + si * ns + (_kc0 if si == 0 else _kc1)
         st(c_n, _d, _s0)
-    for k in range(2):  # every inductive thread spawned each
-        kcnt[k] = ni
+        _kc0 += si == 0
+        _kc1 += si == 1
+        si += 1
+    kcnt[0] = _kc0
+    kcnt[1] = _kc1
     st_at(accs, 0, int64, acc_count)
     return nb, kused

@@ -31,7 +31,7 @@ from numpy import (
     int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, bool_)
 
 from revec.runtime.numba_access import (
-    column_ptr, column_size, copy_n, ld, ld_at, ptr_add, st, st_at)
+    column_ptr, column_size, copy_n, lane_buf, ld, ld_at, ptr_add, st, st_at)
 from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
@@ -47,10 +47,10 @@ ITEMSIZES = np.array([0, 1, 8, 8, 8], np.int64)
 # scratch byte columns the kernel keeps after the 3 x 5 frame / base / inductive
 # columns: the base and inductive threads' indices, and the lock-step loop's two active
 # lists per state variable, the vector steps' mask bytes
-SCRATCH_COLUMNS = 10
+SCRATCH_COLUMNS = 1
 # the bytes each of those a block of n threads needs: n * SCRATCH_BYTES[2c] +
 # SCRATCH_BYTES[2c + 1] (the driver grows them before it calls the kernel)
-SCRATCH_BYTES = np.array([1, 32, 1, 32, 1, 32, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 8, 256, 0, 32], np.int64)
+SCRATCH_BYTES = np.array([0, 32], np.int64)
 # room after each child block (the kernel plan's slack): child block k of a block with ni
 # inductive threads starts at out_base + k * (ni + SLACK); the driver reads the same
 # slack (numba_support.M_SLACK)
@@ -106,73 +106,75 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
         # graphcol.py:42
         acc_colourings = int64(acc_colourings + 1)
     ns = ni + SLACK  # stride of the child blocks
-    # inductive case, 32 threads per step (the plan's lane-spawns step): passes
-    # over the full steps store each conditional site's mask and the child
-    # blocks' argument columns; then per step the lanes making their k-th
+    # inductive case, 32 threads per step (the plan's lane-spawns step): per
+    # step one lane loop runs the body and stores each conditional site's mask
+    # and the child blocks' argument values into stack arrays (lane_buf), the
+    # reductions into per-lane partials; then the lanes making their k-th
     # spawn (bit operations on the sites' masks) are appended to child block
     # k by one compaction step per column (all 32: copies; none: skipped)
     jend = ni - ni % 32
-    ms0 = column_ptr(cols, 15, uint8)
-    ms1 = column_ptr(cols, 16, uint8)
-    ms2 = column_ptr(cols, 17, uint8)
-    ak0_red = column_ptr(cols, 18, uint64)
-    ak0_green = column_ptr(cols, 19, uint64)
-    ak0_blue = column_ptr(cols, 20, uint64)
-    ak1_green = column_ptr(cols, 21, uint64)
-    ak1_blue = column_ptr(cols, 22, uint64)
-    ak2_blue = column_ptr(cols, 23, uint64)
-    fill0 = column_ptr(cols, 24, int8)
+    ms0 = lane_buf(uint8)
+    ms1 = lane_buf(uint8)
+    ms2 = lane_buf(uint8)
+    ak0_red = lane_buf(uint64)
+    ak0_green = lane_buf(uint64)
+    ak0_blue = lane_buf(uint64)
+    ak1_green = lane_buf(uint64)
+    ak1_blue = lane_buf(uint64)
+    ak2_blue = lane_buf(uint64)
+    fill0 = column_ptr(cols, 15, int8)
     for u in range(32):
         st(fill0, u, int8(v_v + int8(1)))
-    for j in range(jend):  # ms0, ms1, ms2, ak0_red, ak0_green, ak0_blue, ak1_green, ak1_blue, ak2_blue
-        v_red = ld(q_red, j)
-        v_green = ld(q_green, j)
-        v_blue = ld(q_blue, j)
-        _k = 0
-        # graphcol.py:44
-        v_nb = a_EARLIER[int64(v_v)]
-        # graphcol.py:45
-        v_b = a_BIT[int64(v_v)]
-        # graphcol.py:46
-        _c0 = ((uint64(v_red & v_nb) == uint64(0)))
-        # graphcol.py:47
-        _m0 = _c0
-        _a0_red = uint64(v_red | v_b)
-        _a0_green = v_green
-        _a0_blue = v_blue
-        _k += _m0
-        # graphcol.py:48
-        _c2 = ((uint64(v_green & v_nb) == uint64(0)))
-        # graphcol.py:49
-        _m1 = _c2
-        _k1 = _k
-        _a1_red = v_red
-        _a1_green = uint64(v_green | v_b)
-        _a1_blue = v_blue
-        # graphcol.py:50
-        _c4 = ((uint64(v_blue & v_nb) == uint64(0)))
-        # graphcol.py:51
-        _m2 = _c4
-        _a2_red = v_red
-        _a2_green = v_green
-        _a2_blue = uint64(v_blue | v_b)
-        st(ms0, j, _m0)
-        st(ms1, j, _m1)
-        st(ms2, j, _m2)
-        st(ak0_red, j, (_a0_red if _m0 else (_a1_red if (_m1 & (_k1 == 0)) else _a2_red)))
-        st(ak0_green, j, (_a0_green if _m0 else (_a1_green if (_m1 & (_k1 == 0)) else _a2_green)))
-        st(ak0_blue, j, (_a0_blue if _m0 else (_a1_blue if (_m1 & (_k1 == 0)) else _a2_blue)))
-        st(ak1_green, j, (_a1_green if (_m1 & (_k1 == 1)) else _a2_green))
-        st(ak1_blue, j, (_a1_blue if (_m1 & (_k1 == 1)) else _a2_blue))
-        st(ak2_blue, j, _a2_blue)
     kc0 = kcnt[0]
     kc1 = kcnt[1]
     kc2 = kcnt[2]
     t = 0
     while t < jend:
-        b0 = int64(movemask32(ms0, t))
-        b1 = int64(movemask32(ms1, t))
-        b2 = int64(movemask32(ms2, t))
+        for u in range(32):
+            j = t + u
+            v_red = ld(q_red, j)
+            v_green = ld(q_green, j)
+            v_blue = ld(q_blue, j)
+            _k = 0
+            # graphcol.py:44
+            v_nb = a_EARLIER[int64(v_v)]
+            # graphcol.py:45
+            v_b = a_BIT[int64(v_v)]
+            # graphcol.py:46
+            _c0 = ((uint64(v_red & v_nb) == uint64(0)))
+            # graphcol.py:47
+            _m0 = _c0
+            _a0_red = uint64(v_red | v_b)
+            _a0_green = v_green
+            _a0_blue = v_blue
+            _k += _m0
+            # graphcol.py:48
+            _c2 = ((uint64(v_green & v_nb) == uint64(0)))
+            # graphcol.py:49
+            _m1 = _c2
+            _k1 = _k
+            _a1_red = v_red
+            _a1_green = uint64(v_green | v_b)
+            _a1_blue = v_blue
+            # graphcol.py:50
+            _c4 = ((uint64(v_blue & v_nb) == uint64(0)))
+            # graphcol.py:51
+            _m2 = _c4
+            _a2_red = v_red
+            _a2_green = v_green
+            _a2_blue = uint64(v_blue | v_b)
+            st(ms0, u, _m0)
+            st(ms1, u, _m1)
+            st(ms2, u, _m2)
+            st(ak0_red, u, (_a0_red if _m0 else (_a1_red if (_m1 & (_k1 == 0)) else _a2_red)))
+            st(ak0_green, u, (_a0_green if _m0 else (_a1_green if (_m1 & (_k1 == 0)) else _a2_green)))
+            st(ak0_blue, u, (_a0_blue if _m0 else (_a1_blue if (_m1 & (_k1 == 0)) else _a2_blue)))
+            st(ak1_green, u, (_a1_green if (_m1 & (_k1 == 1)) else _a2_green))
+            st(ak1_blue, u, (_a1_blue if (_m1 & (_k1 == 1)) else _a2_blue))
+            st(ak2_blue, u, _a2_blue)
+        b0 = int64(movemask32(ms0, 0))
+        b1 = int64(movemask32(ms1, 0))
+        b2 = int64(movemask32(ms2, 0))
         e0_0 = (4294967295 & ~b0)
         e0_1 = b0
         e1_0 = (e0_0 & ~b1)
@@ -181,41 +183,41 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
         mk = uint32((b0 | (b1 & e0_0) | (b2 & e1_0)) & 4294967295)
         if mk == 4294967295:  # every lane makes its spawn 0
             copy32(fill0, 0, c_v, out_base + kc0)
-            copy32(ak0_red, t, c_red, out_base + kc0)
-            copy32(ak0_green, t, c_green, out_base + kc0)
-            copy32(ak0_blue, t, c_blue, out_base + kc0)
+            copy32(ak0_red, 0, c_red, out_base + kc0)
+            copy32(ak0_green, 0, c_green, out_base + kc0)
+            copy32(ak0_blue, 0, c_blue, out_base + kc0)
             kc0 += 32
         elif mk != 0:
             compress_avx512(fill0, 0, mk, c_v, out_base + kc0)
-            compress_avx512(ak0_red, t, mk, c_red, out_base + kc0)
-            compress_avx512(ak0_green, t, mk, c_green, out_base + kc0)
-            compress_avx512(ak0_blue, t, mk, c_blue, out_base + kc0)
+            compress_avx512(ak0_red, 0, mk, c_red, out_base + kc0)
+            compress_avx512(ak0_green, 0, mk, c_green, out_base + kc0)
+            compress_avx512(ak0_blue, 0, mk, c_blue, out_base + kc0)
             kc0 += popcount32(mk)
         mk = uint32(((b1 & e0_1) | (b2 & e1_1)) & 4294967295)
         if mk == 4294967295:  # every lane makes its spawn 1
             copy32(fill0, 0, c_v, out_base + 1 * ns + kc1)
             copy32(q_red, t, c_red, out_base + 1 * ns + kc1)
-            copy32(ak1_green, t, c_green, out_base + 1 * ns + kc1)
-            copy32(ak1_blue, t, c_blue, out_base + 1 * ns + kc1)
+            copy32(ak1_green, 0, c_green, out_base + 1 * ns + kc1)
+            copy32(ak1_blue, 0, c_blue, out_base + 1 * ns + kc1)
             kc1 += 32
         elif mk != 0:
             compress_avx512(fill0, 0, mk, c_v, out_base + 1 * ns + kc1)
             compress_avx512(q_red, t, mk, c_red, out_base + 1 * ns + kc1)
-            compress_avx512(ak1_green, t, mk, c_green, out_base + 1 * ns + kc1)
-            compress_avx512(ak1_blue, t, mk, c_blue, out_base + 1 * ns + kc1)
+            compress_avx512(ak1_green, 0, mk, c_green, out_base + 1 * ns + kc1)
+            compress_avx512(ak1_blue, 0, mk, c_blue, out_base + 1 * ns + kc1)
             kc1 += popcount32(mk)
         mk = uint32(((b2 & e1_2)) & 4294967295)
         if mk == 4294967295:  # every lane makes its spawn 2
             copy32(fill0, 0, c_v, out_base + 2 * ns + kc2)
             copy32(q_red, t, c_red, out_base + 2 * ns + kc2)
             copy32(q_green, t, c_green, out_base + 2 * ns + kc2)
-            copy32(ak2_blue, t, c_blue, out_base + 2 * ns + kc2)
+            copy32(ak2_blue, 0, c_blue, out_base + 2 * ns + kc2)
             kc2 += 32
         elif mk != 0:
             compress_avx512(fill0, 0, mk, c_v, out_base + 2 * ns + kc2)
             compress_avx512(q_red, t, mk, c_red, out_base + 2 * ns + kc2)
             compress_avx512(q_green, t, mk, c_green, out_base + 2 * ns + kc2)
-            compress_avx512(ak2_blue, t, mk, c_blue, out_base + 2 * ns + kc2)
+            compress_avx512(ak2_blue, 0, mk, c_blue, out_base + 2 * ns + kc2)
             kc2 += popcount32(mk)
         t += 32
     kcnt[0] = kc0

@@ -31,7 +31,7 @@ from numpy import (
     int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, bool_)
 
 from revec.runtime.numba_access import (
-    column_ptr, column_size, copy_n, ld, ld_at, ptr_add, st, st_at)
+    column_ptr, column_size, copy_n, lane_buf, ld, ld_at, ptr_add, st, st_at)
 from revec.runtime.numba_pipeline import KernelPipeline
 from revec.runtime.numba_support import KERNEL_SIG, frames_held, grow_children
 # vector steps of 32 threads (LLVM vector IR), revec.runtime.compaction.numba_vector;
