@@ -455,7 +455,9 @@ class LaneSpawnsEmitter:
         d = f"out_base + {k} * ns + kc{k}" if k else f"out_base + kc{k}"
         src = self.sources[(k, p.name)]
         at = "0" if src.startswith("fill") else "t" if src.startswith("q_") else at_
-        if full:
+        if full or src.startswith("fill"):
+            # (a fill's 32 values are equal: its compaction step is a copy, which stores
+            # the same 32 elements as the step would, into the child block's slack)
             return f"copy32({src}, {at}, c_{p.name}, {d})"
         isa = self.gen.isa(8 * p.ty.dtype.itemsize)  # type: ignore[attr-defined]
         return f"compress_{isa}({src}, {at}, mk, c_{p.name}, {d})"

@@ -188,7 +188,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
             copy32(ak0_blue, 0, c_blue, out_base + kc0)
             kc0 += 32
         elif mk != 0:
-            compress_avx512(fill0, 0, mk, c_v, out_base + kc0)
+            copy32(fill0, 0, c_v, out_base + kc0)
             compress_avx512(ak0_red, 0, mk, c_red, out_base + kc0)
             compress_avx512(ak0_green, 0, mk, c_green, out_base + kc0)
             compress_avx512(ak0_blue, 0, mk, c_blue, out_base + kc0)
@@ -201,7 +201,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
             copy32(ak1_blue, 0, c_blue, out_base + 1 * ns + kc1)
             kc1 += 32
         elif mk != 0:
-            compress_avx512(fill0, 0, mk, c_v, out_base + 1 * ns + kc1)
+            copy32(fill0, 0, c_v, out_base + 1 * ns + kc1)
             compress_avx512(q_red, t, mk, c_red, out_base + 1 * ns + kc1)
             compress_avx512(ak1_green, 0, mk, c_green, out_base + 1 * ns + kc1)
             compress_avx512(ak1_blue, 0, mk, c_blue, out_base + 1 * ns + kc1)
@@ -214,7 +214,7 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
             copy32(ak2_blue, 0, c_blue, out_base + 2 * ns + kc2)
             kc2 += 32
         elif mk != 0:
-            compress_avx512(fill0, 0, mk, c_v, out_base + 2 * ns + kc2)
+            copy32(fill0, 0, c_v, out_base + 2 * ns + kc2)
             compress_avx512(q_red, t, mk, c_red, out_base + 2 * ns + kc2)
             compress_avx512(q_green, t, mk, c_green, out_base + 2 * ns + kc2)
             compress_avx512(ak2_blue, 0, mk, c_blue, out_base + 2 * ns + kc2)
