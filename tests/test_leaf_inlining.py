@@ -126,13 +126,21 @@ def test_counts_are_the_sequential_references(
 
 def test_the_plan_decides_and_says_why() -> None:
     fib = api.get_program(ROOT / "benchmarks" / "fib.py")
-    # off by default on numba (measured mixed)
+    # on by default on numba too (with its lane buffers), not as one pass: lane spawns
+    # whose last partial step writes every child; off where leaf_unprofitable says so
     default = kp.build_plan(fib, "fib", target="numba", off=NONE, on=NONE)
-    assert default.leaf_inline is None and isinstance(
-        default.step(kp.StraightSpawns), kp.StraightSpawns)
-    assert "leaf inlining: off by default on the numba back end" in default.render()
-    assert "REVEC_PLAN_ON=leaf_inline switches it on" in default.render()
-    assert kp.build_plan(fib, "fib", target="numba", off=NONE, on=ON).leaf_inline
+    lane = default.step(kp.LaneSpawns)
+    assert default.leaf_inline is not None and isinstance(lane, kp.LaneSpawns)
+    assert lane.leaves and lane.buffers and not lane.fused
+    assert default.step(kp.CountBase) is None and default.slack == kp.LANES
+    assert "leaf inlining: on:" in default.render()
+    paren = api.get_program(ROOT / "benchmarks" / "parentheses.py")
+    nb_paren = kp.build_plan(paren, "parentheses", target="numba", off=NONE, on=NONE)
+    assert nb_paren.leaf_inline is None
+    assert ("leaf inlining: off by default for this program on the numba back end: child "
+            "block 0 can be filled by several spawn sites") in nb_paren.render()
+    assert kp.build_plan(paren, "parentheses", target="numba", off=NONE,
+                         on=ON).leaf_inline
     # on by default on C, as one pass: the base threads counted first, no slack
     for on_ in (NONE, ON):
         on = kp.build_plan(fib, "fib", off=NONE, on=on_)
@@ -183,10 +191,13 @@ def test_the_switch(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtu
     assert "leaf inlining: switched off" in capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
     monkeypatch.setenv(kp.PLAN_ON_ENV, "")
-    assert main(["transform", str(path), "--plan", "--backend", "numba"]) == 0
-    assert "leaf inlining: off by default on the numba back end" in capsys.readouterr().out
-    assert main(["transform", str(path), "--plan", "--backend", "c"]) == 0
-    assert "leaf inlining: on:" in capsys.readouterr().out
+    for backend in ("c", "numba"):
+        assert main(["transform", str(path), "--plan", "--backend", backend]) == 0
+        assert "leaf inlining: on:" in capsys.readouterr().out
+    paren = ROOT / "benchmarks" / "parentheses.py"
+    assert main(["transform", str(paren), "--plan", "--backend", "numba"]) == 0
+    assert "leaf inlining: off by default for this program on the numba back end" in \
+        capsys.readouterr().out
     monkeypatch.setenv(kp.PLAN_ON_ENV, "leaf_inline")
     assert kp.plan_on() == ON
     for backend in ("c", "numba"):
