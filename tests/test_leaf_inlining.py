@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from revec import api
+from revec import api, ir
 from revec.cli import main
 from revec.errors import RevecError
 from revec.transforms import kernel_plan as kp
@@ -45,6 +45,8 @@ PROGRAMS = {
     "knapsack": (ROOT / "benchmarks" / "knapsack.py", "knapsack", (3, 11)),
     "level_folded": (HERE / "programs" / "leaf_level.py", "folded", ()),
     "level_assigned": (HERE / "programs" / "leaf_level.py", "assigned", ()),
+    # lane-code inlining of a base case reading arrays: its reads guarded in every lane
+    "guarded": (HERE / "programs" / "leaf_level.py", "guarded", ()),
 }
 LEVEL = ("knapsack", "level_folded", "level_assigned")  # C only (numba: no leaf_level)
 # blocks of 32 inductive threads or more (only full 32-lane steps inline), and blocks
@@ -169,7 +171,6 @@ def test_the_plan_decides_and_says_why() -> None:
     # where it does not apply, the plan says why
     why = {
         "nqueens": "the number of child blocks grows at run time",
-        "findmax": "the base case is not side-effect-free speculable code",
         "treebuild": "the inductive case is not lane code",
         "knapsack_bb": "the inductive case is not lane code",
     }
@@ -188,10 +189,21 @@ def test_the_plan_decides_and_says_why() -> None:
     assert straight.leaf_level is not None and straight.leaf_level.fold is not None
     assert plan.step(kp.CountBase) is None and plan.step(kp.LaneSpawns) is None
     assert "leaf inlining: on, per level (leaf_level)" in plan.render()
-    for p_ in (kp.build_plan(knap, "knapsack", off=frozenset({"leaf_level"}), on=ON),
-               kp.build_plan(knap, "knapsack", target="numba", off=NONE, on=ON)):
-        assert p_.leaf_inline is None and ("leaf inlining: not applied: the base case is "
-                                           "not side-effect-free") in p_.render()
+    # lane code (leaf_level off, or numba): its reads guarded in every lane (an index out
+    # of range where the child is not a leaf reads element 0), off by default on C
+    # (measured slower), switched on where asked
+    for name, prog in (("knapsack", knap),
+                       ("findmax", api.get_program(ROOT / "benchmarks" / "findmax.py"))):
+        default = kp.build_plan(prog, name, off=frozenset({"leaf_level"}), on=NONE)
+        assert default.leaf_inline is None and ("the base case reads arrays (guarded reads "
+                                                "in every lane: measured slower") \
+            in default.render(), name
+        for p_ in (kp.build_plan(prog, name, off=frozenset({"leaf_level"}), on=ON),
+                   kp.build_plan(prog, name, target="numba", off=NONE, on=ON)):
+            assert p_.leaf_inline is not None and "leaf inlining: on:" in p_.render(), name
+            reads = [x for x in ir.walk_nodes(p_.leaf_inline.base)
+                     if isinstance(x, ir.ArrayRef)]
+            assert reads and all(isinstance(i, ir.IfExp) for r in reads for i in r.indices)
     # the numba plan's passes: one mask of inlined leaves per site
     nb = kp.build_plan(fib, "fib", target="numba", off=NONE, on=ON)
     lane = nb.step(kp.LaneSpawns)

@@ -14,6 +14,7 @@ high = Reducer(np.int64, "max")
 
 LIMIT = np.array([40, 90, 7], dtype=np.int32)
 GAIN = np.array([3, -1, 4, 1, -5, 9, 2, -6], dtype=np.int32)
+WIDE = ((np.arange(8000, dtype=np.int32) * 7919) % 1009 - 500).astype(np.int32)
 
 
 @task
@@ -45,3 +46,18 @@ def assigned(d: np.int8 = 0, depth: np.int8 = 8, x: np.int32 = 1):
         spawn(assigned, d + 1, depth, x * 3 + 1)
         spawn(assigned, d + 1, depth, x ^ 0x55)
         spawn(assigned, d + 1, depth, x + 7)
+
+
+@task
+def guarded(v: np.int32 = 60000):
+    """Not level-uniform (lane-code leaf inlining): the base case reads an array at an
+    index valid only for a leaf (a child that is not one would read ~10^8 elements past
+    its end), so the inlined reads are guarded (kernel_plan.guard_reads)."""
+    if v < 8:
+        reduce(total, WIDE[v * 1000])
+        if WIDE[v * 1000 + 1] > v:
+            reduce(low, WIDE[v * 1000 + 2] - v)
+    else:
+        spawn(guarded, v // 2)
+        spawn(guarded, v // 3 + 1)
+
