@@ -61,7 +61,9 @@ SHAPES = {
 
 
 # the benchmarks whose kernels inline leaves (kernel_plan.leaf_decision)
-LEAF_INLINED = {"binomial", "fib", "graphcol", "parentheses"}
+LEAF_INLINED = {"binomial", "fib", "graphcol", "parentheses", "knapsack"}
+# ... of those, the ones that inline whole child levels (kernel_plan.level_decision)
+LEAF_LEVEL = {"knapsack"}
 
 
 @pytest.mark.parametrize("name", sorted(SHAPES))
@@ -73,7 +75,11 @@ def test_benchmark_shapes(name: str) -> None:
     on = kp.build_plan(program, name, off=frozenset(), on=frozenset(kp.TECHNIQUES))
     lane = on.step(kp.LaneSpawns)
     assert (on.leaf_inline is not None) == (name in LEAF_INLINED)
-    assert (isinstance(lane, kp.LaneSpawns) and lane.leaves) == (name in LEAF_INLINED)
+    assert (isinstance(lane, kp.LaneSpawns) and lane.leaves) == (
+        name in LEAF_INLINED - LEAF_LEVEL)
+    straight = on.step(kp.StraightSpawns)
+    assert (isinstance(straight, kp.StraightSpawns) and straight.leaf_level is not None) \
+        == (name in LEAF_LEVEL)
     assert kinds[-1] is kp.StoreReducers
     assert kp.Split in kinds and kp.BaseCase in kinds
     if SHAPES[name] is kp.LoopIterate:

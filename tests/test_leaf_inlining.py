@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from revec import api
+from revec import api, ir
 from revec.cli import main
 from revec.errors import RevecError
 from revec.transforms import kernel_plan as kp
@@ -41,7 +41,14 @@ PROGRAMS = {
     "branches": (HERE / "programs" / "lanes.py", "branches", (8, 1, 0)),
     "parentheses": (ROOT / "benchmarks" / "parentheses.py", "parentheses", (8,)),
     "binomial": (ROOT / "benchmarks" / "binomial.py", "binomial", (13, 6)),
+    # leaf_level (C): whole child levels inlined; base cases reading arrays
+    "knapsack": (ROOT / "benchmarks" / "knapsack.py", "knapsack", (3, 11)),
+    "level_folded": (HERE / "programs" / "leaf_level.py", "folded", ()),
+    "level_assigned": (HERE / "programs" / "leaf_level.py", "assigned", ()),
+    # lane-code inlining of a base case reading arrays: its reads guarded in every lane
+    "guarded": (HERE / "programs" / "leaf_level.py", "guarded", ()),
 }
+LEVEL = ("knapsack", "level_folded", "level_assigned")  # C only (numba: no leaf_level)
 # blocks of 32 inductive threads or more (only full 32-lane steps inline), and blocks
 # that re-expand or switch back; P = 4 and 3 leave partial vectors
 SCHEDULES = [("bfs", None, None, 4), ("blocked", 64, None, 4), ("reexp", 64, 64, 4),
@@ -56,7 +63,7 @@ HAS_GCC = shutil.which("gcc") is not None
 CASES = [pytest.param("c", name, marks=pytest.mark.skipif(not HAS_GCC, reason="no gcc"))
          for name in PROGRAMS]
 CASES += [pytest.param("numba", name, marks=() if name in ("fib", "branches")
-                       else pytest.mark.slow) for name in PROGRAMS]
+                       else pytest.mark.slow) for name in PROGRAMS if name not in LEVEL]
 
 
 def per_level(kids: list[list[int]]) -> tuple[list[int], list[int]]:
@@ -103,6 +110,12 @@ def test_counts_are_the_sequential_references(
     built = {off: build(monkeypatch, backend, name, off) for off in ("", "leaf_inline")}
     assert built[""].plan.leaf_inline is not None, "the plan inlines this program's leaves"
     assert built["leaf_inline"].plan.leaf_inline is None
+    straight = built[""].plan.step(kp.StraightSpawns)
+    if name in LEVEL:  # the whole child level inlined, no child block written
+        assert isinstance(straight, kp.StraightSpawns) and straight.leaf_level, name
+        assert "klf[k] = ni;" in built[""].source
+    else:
+        assert not isinstance(straight, kp.StraightSpawns) or not straight.leaf_level
     for strategy, b, r, p in SCHEDULES:
         sched = Schedule.make(strategy, b, r, p)
         want = trace(sched, kids).statistics()
@@ -119,7 +132,7 @@ def test_counts_are_the_sequential_references(
                     assert {k: getattr(stats, k) for k in STATS} == want, where
                 if off:
                     assert stats.inlined == 0, where
-                elif strategy == "bfs":  # blocks of 32 inductive threads and more
+                elif strategy == "bfs" or name in LEVEL:  # (bfs: blocks of 32 threads+)
                     assert stats.inlined > 0, where
                 assert stats.inlined <= stats.leaves, where
 
@@ -166,7 +179,6 @@ def test_the_plan_decides_and_says_why() -> None:
     # where it does not apply, the plan says why
     why = {
         "nqueens": "the number of child blocks grows at run time",
-        "knapsack": "the base case is not side-effect-free speculable code",
         "treebuild": "the inductive case is not lane code",
         "knapsack_bb": "the inductive case is not lane code",
     }
@@ -175,6 +187,31 @@ def test_the_plan_decides_and_says_why() -> None:
                              off=NONE, on=ON)
         assert plan.leaf_inline is None and f"leaf inlining: not applied: {reason}" \
             in plan.render(), name
+    # knapsack's base case reads an array (CAPACITY[example - 1]): not speculable in lane
+    # code, but its is-base test is level-uniform: whole child levels inlined (C), where
+    # nothing is speculated; with leaf_level off, or on numba (no leaf_level), not applied
+    knap = api.get_program(ROOT / "benchmarks" / "knapsack.py")
+    plan = kp.build_plan(knap, "knapsack", off=NONE, on=NONE)
+    straight = plan.step(kp.StraightSpawns)
+    assert plan.leaf_inline is not None and isinstance(straight, kp.StraightSpawns)
+    assert straight.leaf_level is not None and straight.leaf_level.fold is not None
+    assert plan.step(kp.CountBase) is None and plan.step(kp.LaneSpawns) is None
+    assert "leaf inlining: on, per level (leaf_level)" in plan.render()
+    # lane code (leaf_level off, or numba): its reads guarded in every lane (an index out
+    # of range where the child is not a leaf reads element 0), off by default on C
+    # (measured slower), switched on where asked
+    for name, prog in (("knapsack", knap),
+                       ("findmax", api.get_program(ROOT / "benchmarks" / "findmax.py"))):
+        default = kp.build_plan(prog, name, off=frozenset({"leaf_level"}), on=NONE)
+        assert default.leaf_inline is None and ("the base case reads arrays (guarded reads "
+                                                "in every lane: measured slower") \
+            in default.render(), name
+        for p_ in (kp.build_plan(prog, name, off=frozenset({"leaf_level"}), on=ON),
+                   kp.build_plan(prog, name, target="numba", off=NONE, on=ON)):
+            assert p_.leaf_inline is not None and "leaf inlining: on:" in p_.render(), name
+            reads = [x for x in ir.walk_nodes(p_.leaf_inline.base)
+                     if isinstance(x, ir.ArrayRef)]
+            assert reads and all(isinstance(i, ir.IfExp) for r in reads for i in r.indices)
     # the numba plan's passes: one mask of inlined leaves per site
     nb = kp.build_plan(fib, "fib", target="numba", off=NONE, on=ON)
     lane = nb.step(kp.LaneSpawns)

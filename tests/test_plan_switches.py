@@ -26,6 +26,7 @@ from revec.transforms import kernel_plan as kp
 ROOT = Path(__file__).resolve().parent.parent
 FIB = str(ROOT / "benchmarks" / "fib.py")
 KNAPSACK = str(ROOT / "benchmarks" / "knapsack.py")
+NQUEENS = str(ROOT / "benchmarks" / "nqueens.py")
 
 
 @pytest.fixture(autouse=True)
@@ -101,10 +102,21 @@ def test_plan_shows_each_technique_state(capsys: pytest.CaptureFixture[str]) -> 
     assert "leaf_inline: on -- the c back end's default" in text
     assert "leaf_inline: off -- switched off" in _transform(capsys, "--plan", "--plan-off",
                                                            "leaf_inline")
-    assert main(["transform", KNAPSACK, "--backend", "c", "--plan"]) == 0
+    assert main(["transform", NQUEENS, "--backend", "c", "--plan"]) == 0
     text = capsys.readouterr().out
     assert "leaf_inline: n/a -- not applicable: the kernel is the same" in text
     assert "not applied:" in text.split("leaf_inline: n/a", 1)[1]
+    # knapsack's base case reads an array: its leaves inlined per level only
+    assert main(["transform", KNAPSACK, "--backend", "c", "--plan"]) == 0
+    text = capsys.readouterr().out
+    assert "leaf_inline: on -- the c back end's default" in text
+    assert "leaf_level: on -- the c back end's default" in text
+    assert main(["transform", KNAPSACK, "--backend", "c", "--plan", "--plan-off",
+                 "leaf_level"]) == 0
+    text = capsys.readouterr().out
+    assert "leaf_level: off -- switched off" in text
+    assert "leaf inlining: off by default for this program on the c back end: the base " \
+        "case reads arrays" in text
 
 
 def test_any_number_of_techniques_and_one_that_never_applies(

@@ -538,6 +538,8 @@ class CModuleGen:
         L += ["        (void)si;", "    }"]
         if isinstance(step, kp.StraightSpawns):
             L.append(f"    for (int64_t k = 0; k < {step.spawns}; k++) kc[k] = ni;")
+            if step.leaf_level is not None:  # the whole child level inlined where all leaves
+                return c_leaves.leaf_level(self, step, step.leaf_level, L)
         return L
 
     def narrow_sum(self, ns: kp.NarrowSum, stmts: tuple[ir.Stmt, ...]) -> list[str]:

@@ -38,7 +38,7 @@ import numpy as np
 from revec import ir
 from revec.backends.c_lanes import set_var
 from revec.backends.c_stmts import CStmts
-from revec.emit.cexpr import ctype, literal, select_one
+from revec.emit.cexpr import ctype, literal, select_one, utype
 from revec.emit.names import var
 from revec.emit.writer import at
 from revec.transforms import kernel_plan as kp
@@ -482,4 +482,107 @@ def _select(k: int, sites: list[lanes.SpawnSite], columns: tuple[ir.Param, ...],
                 pick = f"(s{n} ? a{sites[n].index}_{p.name}[u] : {pick})"
         L.append(f"{i2}    ak_{p.name}[u] = {pick};")
     L += [f"{i2}}}", f"{i2}uint32_t b = rv_bits32(mk); RV_MAYBE_UNUSED int64_t d = out_base + {k} * ns;"]
+    return L
+
+
+def leaf_level(gen: Any, step: kp.StraightSpawns, level: kp.LeafLevel,
+               spawns: list[str]) -> list[str]:
+    """leaf_level (:class:`kp.LeafLevel`): when every spawn site's child is a leaf (one
+    test per block), each inductive thread runs its children's base cases in the
+    threads' loop (a spawn: the child's fields into the lane variables of
+    :class:`lanes.LeafInline`, then the base case on them, as masked partials when
+    folded) and child block k counts ``ni`` inlined leaves, none written; else
+    ``spawns``, the straight spawns' lines as without inlining."""
+    leaf = gen.plan.leaf_inline
+    assert leaf is not None
+    test = " && ".join(f"({gen.expr(t)})" for t in level.tests)
+    fold = level.fold
+    L = ["    /* leaf_level: the children's is-base reads only level-uniform and invariant",
+         "       fields: when every child is a leaf, their base cases run here, in the",
+         "       threads' loop, and no child block is written */",
+         f"    if (ni > 0 && {test}) {{"]
+    if fold is not None:
+        for p in fold.partials:
+            ident = 0
+            if p.op != "sum":
+                info = np.iinfo(p.ty.dtype)
+                ident = int(info.min if p.op == "max" else info.max)
+            L.append(f"        {ctype(p.ty)} _lp_{p.reducer} = {literal(ident, p.ty)};")
+            if p.op != "sum":
+                L.append(f"        {ctype(p.ty)} _la_{p.reducer} = 0;")
+    L += ["#pragma GCC ivdep", "        for (int64_t j = 0; j < ni; j++) {"]
+    L += [f"            {var(c.name)} = qp_{c.name}[j];" for c in step.reads]
+    stmts = CStmts(gen, "kernel")
+    ind = "            "
+    site = 0
+    for s in step.stmts:
+        if not isinstance(s, ir.Spawn):
+            L += stmts.block((s,), ind)
+            continue
+        env: dict[str, str] = dict(leaf.locals)
+        sets = []
+        for p, a in zip(leaf.params, s.args):
+            if p.name in leaf.temps:
+                env[p.name] = leaf.temps[p.name]
+                val = a if a.ty == p.ty else ir.Cast(a.loc, p.ty, a)
+                sets.append(f"{var(env[p.name])} = {gen.expr(val)};")
+        L += at(s.loc, [f"{ind}/* spawn {site}: the child is a leaf */", ind + " ".join(sets)])
+        if fold is None:
+            L += stmts.block(lanes.rename_stmts(leaf.base, env), ind)
+        else:
+            L += _level_terms(gen, fold, env, site, ind)
+        site += 1
+    L.append("        }")
+    if fold is not None:
+        for p in fold.partials:
+            decl = gen.program.reducers[p.reducer]
+            rt = ctype(ir.Ty(decl.dtype))
+            la = f"la_{p.reducer}"
+            if p.op == "sum":
+                ru = utype(ir.Ty(decl.dtype))
+                L.append(f"        {la} = ({rt})(({ru}){la} + ({ru})_lp_{p.reducer});")
+            else:
+                cmp = ">" if p.op == "max" else "<"
+                L.append(f"        if (_la_{p.reducer}) {{ {rt} _w = ({rt})_lp_{p.reducer}; "
+                         f"if (_w {cmp} {la}) {la} = _w; }}")
+    L.append(f"        for (int64_t k = 0; k < {step.spawns}; k++) {{ kc[k] = 0; klf[k] = ni; }}")
+    L.append("    } else {")
+    L += ["    " + x if x.strip() and not x.startswith("#") else x for x in spawns]
+    L.append("    }")
+    return L
+
+
+def _level_terms(gen: Any, fold: kp.BaseFold, env: dict[str, str], site: int,
+                 ind: str) -> list[str]:
+    """One inlined child's base case as masked updates of the partials ``_lp_<r>``
+    (``_la_<r>``: whether a min / max reduced), its conditions and values on the
+    child's lane variables (``env``)."""
+    part = {p.reducer: p for p in fold.partials}
+    L: list[str] = []
+    conds: dict[ir.Expr, str] = {}
+    for tm in fold.terms:
+        for c, _ in tm.conds:
+            if c not in conds:
+                conds[c] = f"_lc{site}_{len(conds)}"
+                L += at(c.loc, [f"{ind}int {conds[c]} = "
+                                f"({gen.expr(lanes.rename_expr(c, env))}) ? 1 : 0;"])
+    for i, tm in enumerate(fold.terms):
+        p = part[tm.reducer]
+        t, u = ctype(p.ty), utype(p.ty)
+        ok = " & ".join(conds[c] if pos else f"(1 - {conds[c]})" for c, pos in tm.conds)
+        fp = f"_lp_{tm.reducer}"
+        k, v = f"_lk{site}_{i}", f"_lv{site}_{i}"
+        body = [f"{u} {k} = ({u})0 - ({u})({ok or '1'});",
+                f"{t} {v} = ({t})({gen.expr(lanes.rename_expr(tm.value, env))});"]
+        if p.op == "sum":
+            body.append(f"{fp} = ({t})(({u}){fp} + (({u}){v} & {k}));")
+        else:
+            lim = np.iinfo(p.ty.dtype)
+            idv = literal(int(lim.min if p.op == "max" else lim.max), p.ty)
+            cmp = ">" if p.op == "max" else "<"
+            m = f"_lm{site}_{i}"
+            body += [f"{t} {m} = ({t})((({u}){v} & {k}) | (({u}){idv} & ~{k}));",
+                     f"{fp} = {m} {cmp} {fp} ? {m} : {fp};",
+                     f"_la_{tm.reducer} |= ({t})({ok or '1'});"]
+        L += at(tm.value.loc, [ind + "{ " + " ".join(body) + " }"])
     return L

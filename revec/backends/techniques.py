@@ -26,7 +26,8 @@ from revec.transforms import kernel_plan as kp
 
 # a technique whose note field is not named <technique>_note
 NOTE_FIELDS = {"leaf_inline": "leaf_note", "uniform_base": "uniform_note", "base_fold": "fold_note",
-               "site_blocks": "site_note", "staged_steps": "staged_note"}
+               "site_blocks": "site_note", "staged_steps": "staged_note",
+               "leaf_level": "level_note"}
 
 STATES = ("on", "off", "n/a")
 
