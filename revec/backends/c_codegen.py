@@ -518,6 +518,9 @@ class CModuleGen:
             ends = [self.lane_accumulator_end(r) for r in own]
             if by_site is None:
                 L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks, ends)
+            elif step.site_leaves is not None and step.site_leaves.test is not None:
+                L += self.uniform_site_leaves(step, by_site, step.site_leaves, loads[:len(
+                    loads) - len(own)])
             else:  # the children by spawn site (technique site_blocks)
                 fills = {(s, c): self.expr(dict(op.args)[c])
                          for op in step.body.ops if isinstance(op, MakeSpawn)
@@ -538,6 +541,48 @@ class CModuleGen:
         L += ["        (void)si;", "    }"]
         if isinstance(step, kp.StraightSpawns):
             L.append(f"    for (int64_t k = 0; k < {step.spawns}; k++) kc[k] = ni;")
+        return L
+
+    def uniform_site_leaves(self, step: kp.LaneSpawns, by_site: kp.SiteBlocks,
+                            sl: kp.SiteLeaves, loads: list[str]) -> list[str]:
+        """site_leaves with the children's is-base decided once per block
+        (:class:`kp.SiteLeaves`): the children's level-uniform lane variables set from
+        their block-wide values and the test run once; all leaves: the leaf lane body's
+        masks and leaf base cases, each (site, child block) pair's lanes counted as that
+        block's inlined leaves, nothing compacted (:func:`c_lanes.site_leaf_count_loop`);
+        none: the lane body without leaf code, by site (:func:`c_lanes.site_chunk_loop`).
+        ``loads``: the lane's loads (its fields and locals) without accumulators."""
+        assert sl.test is not None and sl.plain is not None
+        stmt = CStmts(self, "kernel").stmt
+        sets = [f"    {var(tv)} = ({ctype(v.ty)})({self.expr(v)});" for tv, v in sl.temps]
+        L = ["    /* site_leaves: the children's is-base test on their block-wide values, once",
+             "       per block: all leaves (counted per site and child block, run in the",
+             "       lanes, nothing written) or none (by site, no leaf code) */",
+             *sets, *at(sl.test.loc, [f"    const int cb_ = ({self.expr(sl.test)}) ? 1 : 0;"]),
+             "    if (cb_) {"]
+
+        def branch(body: LaneBody, staged: frozenset[tuple[int, str]]
+                   ) -> tuple[c_lanes.LaneCode, list[str], list[str]]:
+            own = self.lane_accumulators(body)
+
+            def fold(s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
+                return self.lane_reduce(s, ind, pc, own)
+
+            code = c_lanes.lane_code(body, "            ", self.expr, fold, stmt, staged)
+            return (code, loads + [self.lane_accumulator_start(r) for r in own],
+                    [self.lane_accumulator_end(r) for r in own])
+
+        code, lds, ends = branch(step.body, frozenset())
+        L += c_lanes.site_leaf_count_loop(code, by_site, lds, "        ", ends)
+        L.append("    } else {")
+        staged = frozenset((s, c) for s, c, src in by_site.sources if src == "lane")
+        code, lds, ends = branch(sl.plain, staged)
+        fills = {(s, c): self.expr(dict(op.args)[c])
+                 for op in sl.plain.ops if isinstance(op, MakeSpawn)
+                 for s, c, src in by_site.sources if src == "fill" and s == op.site.index}
+        L += c_lanes.site_chunk_loop(code, by_site, self.bp.columns, fills, lds, "        ",
+                                     self.staged_step, ends)
+        L.append("    }")
         return L
 
     def narrow_sum(self, ns: kp.NarrowSum, stmts: tuple[ir.Stmt, ...]) -> list[str]:

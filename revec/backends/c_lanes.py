@@ -254,6 +254,41 @@ def site_chunk_loop(code: LaneCode, by_site: SiteBlocks, columns: tuple[ir.Param
     return L
 
 
+def site_leaf_count_loop(code: LaneCode, by_site: SiteBlocks, loads: list[str], ind: str,
+                         ends: list[str] | None = None) -> list[str]:
+    """The loop over full 32-thread chunks of a block whose children are all leaves
+    (site_leaves decided once per block, kernel_plan.SiteLeaves): the lane code (its
+    sites' masks, the leaves' base cases) and, per (site s, spawn index k), the lanes
+    that make site s as their k-th spawn counted as child block k's inlined leaves
+    (``e<k>`` as in :func:`site_chunk_loop`); no child is written."""
+    i2 = ind + "    "
+    blocks = sorted({k for _, k in by_site.pairs})
+    L = [f"{ind}int64_t nl{k} = 0;" for k in blocks]
+    L.append(f"{ind}for (; j0 + {LANES} <= ni; j0 += {LANES}) {{")
+    for st in code.sites:
+        L.append(f"{i2}uint8_t m{st.index}[{LANES}];")
+        if st.index in code.leaves:
+            L.append(f"{i2}RV_MAYBE_UNUSED uint8_t l{st.index}[{LANES}];")
+    L += lane_loop(i2, loads, code, ends)
+    top = max(blocks)
+    L.append(f"{i2}uint32_t e0 = 0xFFFFFFFFu" + "".join(f", e{k} = 0" for k in range(1, top + 1))
+             + ";")
+    L.append(f"{i2}(void)e0;")
+    for st in code.sites:
+        i = st.index
+        L.append(f"{i2}{{ const uint32_t b = rv_bits32(m{i});")
+        L += [f"{i2}  nl{k} += __builtin_popcount(b & e{k});"
+              for s, k in by_site.pairs if s == i]
+        if st is not code.sites[-1]:
+            for k in range(top, 0, -1):
+                L.append(f"{i2}  e{k} = (e{k} & ~b) | (e{k - 1} & b);")
+            L.append(f"{i2}  e0 &= ~b;")
+        L.append(f"{i2}}}")
+    L.append(f"{ind}}}")
+    L += [f"{ind}klf[{k}] += nl{k};" for k in blocks]
+    return L
+
+
 # ---------------------------------------------------------------- loops of spawns
 @dataclass
 class StateVar:

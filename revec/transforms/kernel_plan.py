@@ -46,6 +46,7 @@ from revec.transforms.lanes import (
     SpawnSite,
     if_convert,
     if_convertible,
+    rename_expr,
 )
 from revec.transforms.show import expr as show_expr
 from revec.transforms.spawn_loops import SpawnLoop, loop_state, spawn_loop
@@ -112,12 +113,17 @@ class Target:
     # masks straight to bits, narrow lane sums (C); else the split, the base case and
     # lane spawns whose last partial step writes every child (numba)
     leaf_fused: bool = False
+    # site_leaves (LaneSpawns.site_leaves): where leaf inlining as one pass is left off
+    # because several spawn sites fill a child block, leaf inlining through the site
+    # blocks instead (C: graphcol, see site_leaf_decision)
+    site_leaves: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
                 state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
-                site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True),
+                site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True,
+                site_leaves=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
 }
@@ -128,7 +134,8 @@ TARGETS = {
 # The built-module caches key on the generated source, which differs.
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
-TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps")
+TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps",
+              "site_leaves")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -504,6 +511,37 @@ class SiteBlocks:
 
 
 @dataclass(frozen=True)
+class SiteLeaves:
+    """Leaf inlining through the site blocks (technique ``site_leaves``): the lane body
+    (``LaneSpawns.body``) tests each site's child and runs a leaf in the parent's lane;
+    per (site, spawn index) pair only the children that are not leaves are compacted
+    (``SiteBlocks``), the leaves are counted as child block k's inlined leaves.
+
+    ``uniform``: the children's is-base test reads only fields every site sets to the
+    same block-wide value (level-uniform and invariant fields: graphcol's ``v + 1 ==
+    n``): ``temps`` (the child's lane variables, set once per block from those values)
+    and ``test`` decide it once per block: every child a leaf (the lane body's masks
+    and leaf base cases, counted per pair, nothing compacted) or none (``plain``, the
+    lane body without leaf inlining, by site as without it).  Else (``test`` None) one
+    pass tests every lane's children."""
+
+    temps: tuple[tuple[str, ir.Expr], ...] = ()
+    test: ir.Expr | None = None
+    plain: LaneBody | None = None
+
+    def render(self) -> list[str]:
+        if self.test is None:
+            return ["site leaves: each site's children tested per lane; a leaf runs in the "
+                    "lane and is counted (child block k's inlined leaves), only the others "
+                    "compacted"]
+        sets = ", ".join(f"{t} = {show_expr(v)}" for t, v in self.temps)
+        return [f"site leaves: the children's is-base decided once per block ({sets}; "
+                f"{show_expr(self.test)}): all leaves -> counted per (site, child block), "
+                "their base cases in the lanes, nothing compacted; none -> by site "
+                "without leaf code"]
+
+
+@dataclass(frozen=True)
 class LaneSpawns(Step):
     """The inductive case ``lanes`` threads at a time as if-converted lane code: each
     spawn site records per lane whether it spawned, its spawn index and arguments; then
@@ -534,6 +572,8 @@ class LaneSpawns(Step):
     # every inductive thread as lane code, the last partial step too (its missing lanes
     # make no spawn), so no child is a base case
     fused: bool = False
+    # leaf inlining through the site blocks (technique site_leaves; needs by_site)
+    site_leaves: SiteLeaves | None = None
 
     def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
         """The passes grouped into loops: one store per loop (LLVM vectorizes such a
@@ -560,6 +600,8 @@ class LaneSpawns(Step):
                f"spawn sites: {sites}"]
         if self.by_site is not None:
             out += self.by_site.render()
+        if self.site_leaves is not None:
+            out += self.site_leaves.render()
         else:
             out.append(f"child blocks: {', '.join(map(str, self.child_blocks))} (one "
                        "compaction step per column each)")
@@ -717,6 +759,8 @@ class KernelPlan:
     # uniform_base and base_fold: the lines ``--plan`` prints about them (applied or why not)
     uniform_note: str = ""
     fold_note: str = ""
+    # technique site_leaves: the line ``--plan`` prints (applied or why not)
+    site_leaves_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -759,6 +803,9 @@ class KernelPlan:
             L.append(f"uniform is-base (uniform_base): {self.uniform_note}")
         if self.fold_note:
             L.append(f"branch-free base case (base_fold): {self.fold_note}")
+        if self.site_leaves_note:
+            L.append(f"leaf inlining through site blocks (site_leaves): "
+                     f"{self.site_leaves_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -828,8 +875,21 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         steps.append(UniformLoad(sid("uniform"), uniform))
     base_side, ind_side = side("base", bp.base), side("inductive", bp.inductive)
     dynamic = bp.max_spawns is None
-    fused = (leaf is not None and tg.leaf_fused and ind_side.keep == "copy"
-             and not dynamic and if_convertible(inductive))
+    site_leaf, site_leaves_note = None, ""
+    if leaf is None:  # leaf inlining through the site blocks (technique site_leaves)
+        cand, site_leaf, site_leaves_note = site_leaf_decision(program, bp, inductive,
+                                                               ind_side, off, tg)
+        if cand is not None and site_leaf is not None:
+            leaf = cand
+            leaf_note = ("through the site blocks (site_leaves, below); as one pass off by "
+                         f"default for this program: {leaf_unprofitable(program, bp, inductive)}"
+                         f"; {PLAN_ON_ENV}=leaf_inline switches that on")
+            extra = {v: p.ty for p in t.params for k, v in leaf.temps.items() if k == p.name}
+            extra |= {v: t.locals[k] for k, v in leaf.locals.items()}
+            t = dataclasses.replace(t, locals={**t.locals, **extra})
+            bp = dataclasses.replace(bp, task=t)
+    fused = (leaf is not None and site_leaf is None and tg.leaf_fused
+             and ind_side.keep == "copy" and not dynamic and if_convertible(inductive))
     mask_reads = reads((ir.ExprStmt(t.loc, bp.is_base),))
     if fused:
         steps.append(CountBase(sid("count"), bp.is_base, mask_reads, LANES))
@@ -870,7 +930,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                                 if fused else ("a child block's 32 lanes all spawn -> copy",
                                                "none spawns -> skip"),
                                 tg.counts_in_locals and len(blocks) == 2,
-                                passes, fills, sources, leaf is not None, by_site, fused))
+                                passes, fills, sources, leaf is not None, by_site, fused,
+                                site_leaf if by_site is not None else None))
         slack = 0 if fused else LANES  # (fused: the last partial step stores exactly)
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
@@ -921,7 +982,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
                       tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
-                      site_note, staged, staged_note, uniform_note, fold_note)
+                      site_note, staged, staged_note, uniform_note, fold_note,
+                      site_leaves_note)
 
 
 def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],
@@ -996,6 +1058,73 @@ def site_decision(program: ir.Program, bp: BlockProgram, body: LaneBody, ind: Si
     sb = SiteBlocks(tuple(pairs), tuple(sources))
     return sb, ("on: each spawn site compacts its lanes into the child block of their "
                 "spawn index, straight from the input columns (no select per child block)")
+
+
+def site_leaf_decision(program: ir.Program, bp: BlockProgram, inductive: tuple[ir.Stmt, ...],
+                       ind: Side, off: frozenset[str], tg: Target
+                       ) -> tuple[LeafInline | None, SiteLeaves | None, str]:
+    """site_leaves: leaf inlining through the site blocks (:class:`SiteLeaves`), where
+    leaf inlining applies but the target leaves it off for the program because several
+    spawn sites fill a child block (:func:`leaf_unprofitable`: as one pass each such
+    block selects per lane, measured slower) and the children are written by spawn site
+    (:func:`site_decision`).  Returns the leaf inlining, the site leaves and the line
+    ``--plan`` prints (empty: leaf inlining as one pass is on, or lane spawns are not
+    the shape).
+
+    Each lane's children that are base cases run in the lane and are counted as child
+    block k's inlined leaves (the driver counts them as tasks and leaves of their level
+    and sizes the child blocks with them: every decision and statistic as without
+    inlining); only the others are compacted, by site.  When the children's is-base
+    test reads only fields every spawn site sets to one block-wide value (the children's
+    level-uniform and invariant fields), it is decided once per block: all leaves (the
+    children below the last inductive level: none is written, graphcol's 60M
+    colourings) or none (the kernel without leaf code).  Measured (graphcol(20), C
+    reexp B = 2^11, AVX2 build -march=znver3 on the Zen 4, interleaved medians): see
+    docs/backends.md."""
+    if not tg.site_leaves:
+        return None, None, ""
+    leaf, _ = leaf_decision(program, bp, inductive, off, tg)
+    if leaf is None or bp.max_spawns is None or not if_convertible(inductive):
+        # (REVEC_PLAN_OFF=leaf_inline switches off both; the leaf inlining line says why)
+        return None, None, ""
+    cols = tuple(p.name for p in bp.columns)
+    fields = tuple(p.name for p in bp.fields)
+    body = if_convert(inductive, cols, fields, leaf)
+    by_site, site_note = site_decision(program, bp, body, ind, inductive, off, tg)
+    if by_site is None:
+        return None, None, f"not applied: no site blocks ({site_note})"
+    if "site_leaves" in off:
+        return None, None, f"switched off ({PLAN_OFF_ENV}=site_leaves); it would apply"
+    # the children's is-base test on block-wide values, the same at every site
+    block_wide = set(bp.uniform) | set(bp.invariant)
+    assigned = assigned_names(inductive)
+    read = used_vars(leaf.is_base)
+    spawns = list(spawn_stmts(inductive))
+    temps: list[tuple[str, ir.Expr]] = []
+    uniform = ir.speculable(leaf.is_base)
+    for i, p in enumerate(leaf.params):
+        if not uniform or p.name not in read or p.name not in leaf.temps:
+            continue  # (an invariant field: the parent's own value)
+        args = [sp.args[i] for sp in spawns]
+        a = args[0]
+        used = used_vars(a)
+        if len({show_expr(x) for x in args}) != 1 or not ir.speculable(a) \
+                or not used <= block_wide or used & assigned:
+            uniform = False
+            continue
+        temps.append((leaf.temps[p.name], a if a.ty == p.ty else ir.Cast(a.loc, p.ty, a)))
+    if uniform:
+        sl = SiteLeaves(tuple(temps), rename_expr(leaf.is_base, leaf.temps),
+                        if_convert(inductive, cols, fields))
+        return leaf, sl, ("on: the children's is-base reads only values every site sets "
+                          "alike per block: decided once per block, all leaves counted "
+                          "(nothing compacted) or none (no leaf code)")
+    # per lane (each site's leaves counted, the others compacted: SiteLeaves without a
+    # test, which the C back end emits) measured slower: parentheses(16) C reexp
+    # B = 2^14, AVX2 build, 0.53x of site_leaves off (interleaved medians of 7)
+    return None, None, ("not applied: the children's is-base test reads values that vary "
+                        "between the lanes or the sites (tested per lane: measured slower, "
+                        "parentheses 0.53x)")
 
 
 def uniform_decision(bp: BlockProgram, mask_reads: tuple[Column, ...], off: frozenset[str],
