@@ -390,6 +390,10 @@ class CModuleGen:
         L = ["    /* uniform_base: the is-base test reads only level-uniform and invariant",
              "       fields: one test for the block, all base or all inductive */",
              "    (void)t;"]
+        test, leaves = self.site_leaf_test(), ""
+        if test and step.inductive_copy == "bfs":  # (site_leaves: all leaves, none written)
+            L += test
+            leaves = " && !cb_"
         L += at(step.mask.loc, [f"    if (n > 0 && ({self.expr(step.mask)})) {{"])
         L += ["        nb = n;  /* read in place (bp_: the block) */",
               "    } else {",
@@ -397,8 +401,8 @@ class CModuleGen:
         if not ind:
             pass
         elif step.inductive_copy == "bfs":
-            L += ["        if (out_base < off + n) {  /* bfs: the children overwrite the "
-                  "block: read a copy */", *copy, "        } else {"]
+            L += [f"        if (out_base < off + n{leaves}) {{  /* bfs: the children overwrite "
+                  "the block: read a copy */", *copy, "        } else {"]
             L += [f"            qp_{p.name} = p_{p.name} + off;" for p in ind]
             L.append("        }")
         elif step.inductive_copy == "never":  # read before any child is written
@@ -554,12 +558,9 @@ class CModuleGen:
         ``loads``: the lane's loads (its fields and locals) without accumulators."""
         assert sl.test is not None and sl.plain is not None
         stmt = CStmts(self, "kernel").stmt
-        sets = [f"    {var(tv)} = ({ctype(v.ty)})({self.expr(v)});" for tv, v in sl.temps]
-        L = ["    /* site_leaves: the children's is-base test on their block-wide values, once",
-             "       per block: all leaves (counted per site and child block, run in the",
-             "       lanes, nothing written) or none (by site, no leaf code) */",
-             *sets, *at(sl.test.loc, [f"    const int cb_ = ({self.expr(sl.test)}) ? 1 : 0;"]),
-             "    if (cb_) {"]
+        split = self.plan.step(kp.Split)
+        done = isinstance(split, kp.Split) and split.once and split.inductive_copy == "bfs"
+        L = ([] if done else self.site_leaf_test()) + ["    if (cb_) {"]
 
         def branch(body: LaneBody, staged: frozenset[tuple[int, str]]
                    ) -> tuple[c_lanes.LaneCode, list[str], list[str]]:
@@ -572,8 +573,20 @@ class CModuleGen:
             return (code, loads + [self.lane_accumulator_start(r) for r in own],
                     [self.lane_accumulator_end(r) for r in own])
 
-        code, lds, ends = branch(step.body, frozenset())
-        L += c_lanes.site_leaf_count_loop(code, by_site, lds, "        ", ends)
+        own = self.lane_accumulators(step.body)
+
+        def fold(s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
+            return self.lane_reduce(s, ind, pc, own)
+
+        once = frozenset(tv for tv, _ in sl.temps)
+        bits = max((8 * c.ty.dtype.itemsize for c in step.reads), default=8)
+        lines = c_lanes.count_lane_code(step.body, "        ", self.expr, fold, stmt, once,
+                                        f"uint{bits}_t")
+        lds = [f"{var(c.name)} = qp_{c.name}[j];" for c in step.reads]
+        lds += [f"{var(n)} = 0;" for n in sorted(self.t.locals) if n not in once]
+        lds += [self.lane_accumulator_start(r) for r in own]
+        ends = [self.lane_accumulator_end(r) for r in own]
+        L += c_lanes.leaf_count_loop(lines, by_site, lds, "        ", ends)
         L.append("    } else {")
         staged = frozenset((s, c) for s, c, src in by_site.sources if src == "lane")
         code, lds, ends = branch(sl.plain, staged)
@@ -584,6 +597,23 @@ class CModuleGen:
                                      self.staged_step, ends)
         L.append("    }")
         return L
+
+    def site_leaf_test(self) -> list[str]:
+        """site_leaves decided once per block (:class:`kp.SiteLeaves` with a test): the
+        children's level-uniform lane variables set from their block-wide values and the
+        test into ``cb_`` (every child a leaf); none: no lines."""
+        lane = self.plan.step(kp.LaneSpawns)
+        if not isinstance(lane, kp.LaneSpawns) or lane.site_leaves is None \
+                or lane.site_leaves.test is None:
+            return []
+        sl = lane.site_leaves
+        assert sl.test is not None
+        return ["    /* site_leaves: the children's is-base test on their block-wide values, "
+                "once",
+                "       per block: all leaves (counted per child block, run in the lanes,",
+                "       nothing written) or none (by site, no leaf code) */",
+                *[f"    {var(tv)} = ({ctype(v.ty)})({self.expr(v)});" for tv, v in sl.temps],
+                *at(sl.test.loc, [f"    const int cb_ = ({self.expr(sl.test)}) ? 1 : 0;"])]
 
     def narrow_sum(self, ns: kp.NarrowSum, stmts: tuple[ir.Stmt, ...]) -> list[str]:
         """A base case that only sums a narrow integer field into a 64-bit reducer (fib's
