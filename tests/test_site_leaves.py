@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -79,42 +78,75 @@ def test_the_kernel_branches_once_per_block() -> None:
     assert "cb_" not in before and "klf" not in before
 
 
+# three sites (one unconditional) whose children's level-uniform d + 1 decides the test;
+# base cases that read the children's varying fields (int32 and int8, from every
+# site's own arguments) under a condition, into sum, min and max reducers
+WALK = """
+import numpy as np
+from revec import Reducer, reduce, spawn, task
+
+total = Reducer(np.int64, "sum")
+low = Reducer(np.int32, "min")
+high = Reducer(np.int16, "max")
+
+
+@task
+def walk(n: np.int32 = 6, d: np.int16 = 0, x: np.int32 = 1, y: np.int8 = 0):
+    if d == n:
+        reduce(total, np.int64(x) * 3 + np.int64(y))
+        if x % 5 == 1:
+            reduce(low, x)
+        reduce(high, np.int16(y))
+    else:
+        if x % 3 != 0:
+            spawn(walk, n, d + 1, x * 2 + 1, y + 1)
+        if x % 4 != 1:
+            spawn(walk, n, d + 1, x + 7, y - 1)
+        spawn(walk, n, d + 1, x // 2 + np.int32(d), y)
+"""
+
+
 @pytest.fixture(scope="module")
-def reference() -> tuple[list[list[int]], dict[str, Any]]:
-    kids = task_tree(GRAPHCOL, "graphcol", (9,))
-    return kids, api.run_program(GRAPHCOL, "graphcol", (9,), variant="seq").reducers
+def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, str, tuple[int]]]:
+    walk = tmp_path_factory.mktemp("site_leaves") / "walk.py"
+    walk.write_text(WALK)
+    return {"graphcol": (GRAPHCOL, "graphcol", (9,)), "walk": (walk, "walk", (7,))}
 
 
+@pytest.mark.parametrize("name", ["graphcol", "walk"])
 def test_counts_are_the_sequential_references(
-        monkeypatch: pytest.MonkeyPatch,
-        reference: tuple[list[list[int]], dict[str, Any]]) -> None:
-    kids, want_reducers = reference
+        name: str, monkeypatch: pytest.MonkeyPatch,
+        programs: dict[str, tuple[Path, str, tuple[int]]]) -> None:
+    path, task, args = programs[name]
+    kids = task_tree(path, task, args)
+    want_reducers = api.run_program(path, task, args, variant="seq").reducers
     want_tasks, want_leaves = per_level(kids)
-    program = api.get_program(GRAPHCOL)
-    rargs = api.root_args(program, "graphcol", (9,))
+    program = api.get_program(path)
+    rargs = api.root_args(program, task, args)
     built = {}
-    for name, off in (("on", ""), ("off", "site_leaves")):
+    for state, off in (("on", ""), ("off", "site_leaves")):
         monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
         monkeypatch.setenv(kp.PLAN_ON_ENV, "")
-        built[name] = api.compiled_task(program, "graphcol", "c")
+        built[state] = api.compiled_task(program, task, "c")
     on_lane = built["on"].plan.step(kp.LaneSpawns)
-    assert on_lane.site_leaves is not None, "the plan inlines graphcol's leaves by site"
+    assert on_lane.site_leaves is not None and on_lane.site_leaves.test is not None, \
+        "the plan inlines the leaves by site, decided once per block"
     assert built["off"].plan.step(kp.LaneSpawns).site_leaves is None
     for strategy, b, r, p in SCHEDULES:
         sched = Schedule.make(strategy, b, r, p)
         want = trace(sched, kids).statistics()
-        for name, ct in built.items():
+        for state, ct in built.items():
             for workers in (1, 2, 3) if strategy == "reexp" and p == 4 else (1,):
                 reducers, stats = ct.run(rargs, sched, workers=workers)
-                where = (name, sched, workers)
+                where = (name, state, sched, workers)
                 assert reducers == want_reducers, where
                 # every leaf counted once, as a task and a leaf of its level
                 assert stats.tasks_per_level == want_tasks, where
                 assert stats.leaves_per_level == want_leaves, where
                 if workers == 1:  # the schedule itself is the one without inlining
                     assert {k: getattr(stats, k) for k in STATS} == want, where
-                if name == "off":
+                if state == "off":
                     assert stats.inlined == 0, where
-                elif strategy == "bfs":  # the last level's parents: 32-lane chunks
-                    assert stats.inlined > 0, where
+                elif strategy == "bfs":  # the last level's parents
+                    assert stats.inlined == want_leaves[-1], where
                 assert stats.inlined <= stats.leaves, where
