@@ -268,7 +268,9 @@ def count_lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
     loop without packing 64-bit compares into bytes and widening them back)."""
     leaf = {op.leaf for op in body.ops if isinstance(op, lanes.MakeSpawn)
             and op.leaf is not None}
-    out = [f"{ind}{cond_type} _ns = 0;  /* this thread's spawns (children, all leaves) */"]
+    # (the spawn count as wide as the conditions, unless it could wrap)
+    nt = cond_type if len(body.sites) < 1 << 7 else "int64_t"
+    out = [f"{ind}{nt} _ns = 0;  /* this thread's spawns (children, all leaves) */"]
     for op in body.ops:
         lines: list[str] = []
         match op:
