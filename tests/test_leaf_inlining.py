@@ -164,9 +164,11 @@ def test_the_plan_decides_and_says_why() -> None:
         assert "leaf inlining: on:" in on.render()
     # on C, off by default where a child block can be filled by several spawn sites
     # (a select per lane: measured slower); switched on, it applies
+    # (graphcol: as one pass; by default its leaves are inlined through the site blocks,
+    # technique site_leaves, switched off here: tests/test_site_leaves.py)
     for name in ("parentheses", "graphcol"):
         prog = api.get_program(ROOT / "benchmarks" / f"{name}.py")
-        default = kp.build_plan(prog, name, off=NONE, on=NONE)
+        default = kp.build_plan(prog, name, off=frozenset({"site_leaves"}), on=NONE)
         assert default.leaf_inline is None and default.step(kp.CountBase) is None, name
         assert ("leaf inlining: off by default for this program on the c back end: child "
                 "block 0 can be filled by several spawn sites") in default.render(), name

@@ -390,6 +390,10 @@ class CModuleGen:
         L = ["    /* uniform_base: the is-base test reads only level-uniform and invariant",
              "       fields: one test for the block, all base or all inductive */",
              "    (void)t;"]
+        test, leaves = self.site_leaf_test(), ""
+        if test and step.inductive_copy == "bfs":  # (site_leaves: all leaves, none written)
+            L += test
+            leaves = " && !cb_"
         L += at(step.mask.loc, [f"    if (n > 0 && ({self.expr(step.mask)})) {{"])
         L += ["        nb = n;  /* read in place (bp_: the block) */",
               "    } else {",
@@ -397,8 +401,8 @@ class CModuleGen:
         if not ind:
             pass
         elif step.inductive_copy == "bfs":
-            L += ["        if (out_base < off + n) {  /* bfs: the children overwrite the "
-                  "block: read a copy */", *copy, "        } else {"]
+            L += [f"        if (out_base < off + n{leaves}) {{  /* bfs: the children overwrite "
+                  "the block: read a copy */", *copy, "        } else {"]
             L += [f"            qp_{p.name} = p_{p.name} + off;" for p in ind]
             L.append("        }")
         elif step.inductive_copy == "never":  # read before any child is written
@@ -518,6 +522,9 @@ class CModuleGen:
             ends = [self.lane_accumulator_end(r) for r in own]
             if by_site is None:
                 L += c_lanes.chunk_loop(code, f, loads, "    ", step.child_blocks, ends)
+            elif step.site_leaves is not None and step.site_leaves.test is not None:
+                L += self.uniform_site_leaves(step, by_site, step.site_leaves, loads[:len(
+                    loads) - len(own)])
             else:  # the children by spawn site (technique site_blocks)
                 fills = {(s, c): self.expr(dict(op.args)[c])
                          for op in step.body.ops if isinstance(op, MakeSpawn)
@@ -541,6 +548,74 @@ class CModuleGen:
             if step.leaf_level is not None:  # the whole child level inlined where all leaves
                 return c_leaves.leaf_level(self, step, step.leaf_level, L)
         return L
+
+    def uniform_site_leaves(self, step: kp.LaneSpawns, by_site: kp.SiteBlocks,
+                            sl: kp.SiteLeaves, loads: list[str]) -> list[str]:
+        """site_leaves with the children's is-base decided once per block
+        (:class:`kp.SiteLeaves`): the children's level-uniform lane variables set from
+        their block-wide values and the test run once; all leaves: the leaf lane body's
+        masks and leaf base cases, each (site, child block) pair's lanes counted as that
+        block's inlined leaves, nothing compacted (:func:`c_lanes.site_leaf_count_loop`);
+        none: the lane body without leaf code, by site (:func:`c_lanes.site_chunk_loop`).
+        ``loads``: the lane's loads (its fields and locals) without accumulators."""
+        assert sl.test is not None and sl.plain is not None
+        stmt = CStmts(self, "kernel").stmt
+        split = self.plan.step(kp.Split)
+        done = isinstance(split, kp.Split) and split.once and split.inductive_copy == "bfs"
+        L = ([] if done else self.site_leaf_test()) + ["    if (cb_) {"]
+
+        def branch(body: LaneBody, staged: frozenset[tuple[int, str]]
+                   ) -> tuple[c_lanes.LaneCode, list[str], list[str]]:
+            own = self.lane_accumulators(body)
+
+            def fold(s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
+                return self.lane_reduce(s, ind, pc, own)
+
+            code = c_lanes.lane_code(body, "            ", self.expr, fold, stmt, staged)
+            return (code, loads + [self.lane_accumulator_start(r) for r in own],
+                    [self.lane_accumulator_end(r) for r in own])
+
+        own = self.lane_accumulators(step.body)
+
+        def fold(s: ir.Reduce, ind: str, pc: str | None) -> list[str]:
+            return self.lane_reduce(s, ind, pc, own)
+
+        once = frozenset(tv for tv, _ in sl.temps)
+        bits = max((8 * c.ty.dtype.itemsize for c in step.reads), default=8)
+        lines = c_lanes.count_lane_code(step.body, "        ", self.expr, fold, stmt, once,
+                                        f"uint{bits}_t")
+        lds = [f"{var(c.name)} = qp_{c.name}[j];" for c in step.reads]
+        lds += [f"{var(n)} = 0;" for n in sorted(self.t.locals) if n not in once]
+        lds += [self.lane_accumulator_start(r) for r in own]
+        ends = [self.lane_accumulator_end(r) for r in own]
+        L += c_lanes.leaf_count_loop(lines, by_site, lds, "        ", ends)
+        L.append("    } else {")
+        staged = frozenset((s, c) for s, c, src in by_site.sources if src == "lane")
+        code, lds, ends = branch(sl.plain, staged)
+        fills = {(s, c): self.expr(dict(op.args)[c])
+                 for op in sl.plain.ops if isinstance(op, MakeSpawn)
+                 for s, c, src in by_site.sources if src == "fill" and s == op.site.index}
+        L += c_lanes.site_chunk_loop(code, by_site, self.bp.columns, fills, lds, "        ",
+                                     self.staged_step, ends)
+        L.append("    }")
+        return L
+
+    def site_leaf_test(self) -> list[str]:
+        """site_leaves decided once per block (:class:`kp.SiteLeaves` with a test): the
+        children's level-uniform lane variables set from their block-wide values and the
+        test into ``cb_`` (every child a leaf); none: no lines."""
+        lane = self.plan.step(kp.LaneSpawns)
+        if not isinstance(lane, kp.LaneSpawns) or lane.site_leaves is None \
+                or lane.site_leaves.test is None:
+            return []
+        sl = lane.site_leaves
+        assert sl.test is not None
+        return ["    /* site_leaves: the children's is-base test on their block-wide values, "
+                "once",
+                "       per block: all leaves (counted per child block, run in the lanes,",
+                "       nothing written) or none (by site, no leaf code) */",
+                *[f"    {var(tv)} = ({ctype(v.ty)})({self.expr(v)});" for tv, v in sl.temps],
+                *at(sl.test.loc, [f"    const int cb_ = ({self.expr(sl.test)}) ? 1 : 0;"])]
 
     def narrow_sum(self, ns: kp.NarrowSum, stmts: tuple[ir.Stmt, ...]) -> list[str]:
         """A base case that only sums a narrow integer field into a 64-bit reducer (fib's

@@ -254,6 +254,65 @@ def site_chunk_loop(code: LaneCode, by_site: SiteBlocks, columns: tuple[ir.Param
     return L
 
 
+def count_lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
+                    reduce: Callable[[ir.Reduce, str, str | None], list[str]],
+                    stmt: Callable[[ir.Stmt, str], list[str]], once: frozenset[str],
+                    cond_type: str) -> list[str]:
+    """The C of an if-converted body with leaf inlining for one thread whose children
+    are all leaves (site_leaves decided once per block, kernel_plan.SiteLeaves): as
+    :func:`lane_code`, but a spawn only adds one to the thread's spawn count ``_ns``
+    (its child ran in the lane: the leaf's base case, its lines before the spawn), a
+    child's is-base test is its spawn's condition (it holds for the block), the child's
+    lane variables ``once`` (set once per block) are not set per lane, and the lane
+    conditions are ``cond_type`` (the width of the loaded columns: gcc vectorizes the
+    loop without packing 64-bit compares into bytes and widening them back)."""
+    leaf = {op.leaf for op in body.ops if isinstance(op, lanes.MakeSpawn)
+            and op.leaf is not None}
+    # (the spawn count as wide as the conditions, unless it could wrap)
+    nt = cond_type if len(body.sites) < 1 << 7 else "int64_t"
+    out = [f"{ind}{nt} _ns = 0;  /* this thread's spawns (children, all leaves) */"]
+    for op in body.ops:
+        lines: list[str] = []
+        match op:
+            case lanes.SetVar(target=t) if t in once:
+                pass
+            case lanes.SetVar(target=t, value=v, guard=g):
+                lines.append(set_var(ind, t, expr(v), g, v.ty))
+            case lanes.MakeSpawn(guard=g):
+                lines.append(f"{ind}_ns += {'1' if g is None else f'_c{g}'};")
+            case lanes.Fold(stmt=r, guard=g):
+                lines += reduce(r, ind, None if g is None else f"_c{g}")
+            case lanes.Cond(index=n, guard=g) if n in leaf:  # the child is a leaf
+                lines.append(f"{ind}RV_MAYBE_UNUSED {cond_type} _c{n} = "
+                             f"{'1' if g is None else f'_c{g}'};")
+            case lanes.Cond(index=n, cond=c, guard=g, negate=neg):
+                here = "" if g is None else f"(_c{g}) && "
+                lines.append(f"{ind}RV_MAYBE_UNUSED {cond_type} _c{n} = {here}"
+                             f"{'!' if neg else ''}({expr(c)});")
+            case lanes.Plain(stmt=s):
+                lines += stmt(s, ind)
+        out += at(op.loc, lines)
+    return out
+
+
+def leaf_count_loop(lines: list[str], by_site: SiteBlocks, loads: list[str], ind: str,
+                    ends: list[str] | None = None) -> list[str]:
+    """The loop over every inductive thread of a block whose children are all leaves
+    (:func:`count_lane_code`'s ``lines``; gcc vectorizes it): child block k's inlined
+    leaves are the threads with more than k spawns (a thread's k-th spawn goes to child
+    block k); nothing is written, so no thread is left to the thread-by-thread loop
+    (``j0 = ni``)."""
+    blocks = sorted({k for _, k in by_site.pairs})
+    L = [f"{ind}int64_t nl{k} = 0;" for k in blocks]
+    L += ["#pragma GCC ivdep", f"{ind}for (int64_t j = 0; j < ni; j++) {{",
+          *[f"{ind}    {x}" for x in loads], *[f"    {x}" for x in lines],
+          *[f"{ind}    {x}" for x in ends or ()],
+          *[f"{ind}    nl{k} += _ns > {k};" for k in blocks], f"{ind}}}"]
+    L += [f"{ind}klf[{k}] += nl{k};" for k in blocks]
+    L.append(f"{ind}j0 = ni;")
+    return L
+
+
 # ---------------------------------------------------------------- loops of spawns
 @dataclass
 class StateVar:

@@ -69,6 +69,7 @@ static RV_TLS uint64_t *c_red, *b_red, *q_red;
 static RV_TLS uint64_t *c_green, *b_green, *q_green;
 static RV_TLS uint64_t *c_blue, *b_blue, *q_blue;
 static int32_t u_n;  /* invariant: the root's value */
+static RV_TLS int64_t kleaf[3];
 static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc, kdirty;
 
 static void grow_children(int64_t need_frames, int64_t need_k) {
@@ -107,6 +108,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     RV_MAYBE_UNUSED uint64_t v_green;
     RV_MAYBE_UNUSED uint64_t v_blue;
     RV_MAYBE_UNUSED int32_t v_n = u_n;
+    RV_MAYBE_UNUSED int8_t v__lf_v = 0;
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
     int64_t la_colourings = acc_colourings;
@@ -119,19 +121,26 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     uint64_t *restrict qp_blue = q_blue;
     int64_t *kc = kcnt;
     (void)kc;
+    int64_t *klf = kleaf;
     if (n > 0) {  /* fields equal in every thread of the block */
         v_v = p_v[off];
     }
     /* uniform_base: the is-base test reads only level-uniform and invariant
        fields: one test for the block, all base or all inductive */
     (void)t;
+    /* site_leaves: the children's is-base test on their block-wide values, once
+       per block: all leaves (counted per child block, run in the lanes,
+       nothing written) or none (by site, no leaf code) */
+    v__lf_v = (int8_t)(((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))));
+#line 41 "graphcol.py"
+    const int cb_ = ((((int32_t)(v__lf_v)) == v_n)) ? 1 : 0;
 #line 41 "graphcol.py"
     if (n > 0 && ((((int32_t)(v_v)) == v_n))) {
-#line 1656 "graphcol_graphcol.c"
+#line 1665 "graphcol_graphcol.c"
         nb = n;  /* read in place (bp_: the block) */
     } else {
         ni = n;
-        if (out_base < off + n) {  /* bfs: the children overwrite the block: read a copy */
+        if (out_base < off + n && !cb_) {  /* bfs: the children overwrite the block: read a copy */
             memcpy(qp_red, p_red + off, n * sizeof(*qp_red));
             memcpy(qp_green, p_green + off, n * sizeof(*qp_green));
             memcpy(qp_blue, p_blue + off, n * sizeof(*qp_blue));
@@ -145,122 +154,175 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     for (int64_t j = 0; j < nb; j++) {
 #line 42 "graphcol.py"
         la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 1674 "graphcol_graphcol.c"
+#line 1683 "graphcol_graphcol.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
     int64_t j0 = 0;
-    /* children by spawn site: m<s> site s's lanes, e<k> the lanes with k spawns
-       before it, n<k> child block k's count, fl<n>_<col> 32 copies of a value */
-    int8_t fl0_v[32];
-    for (int u = 0; u < 32; u++) fl0_v[u] = ((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1)));
-    int64_t n0 = kc[0];
-    int64_t n1 = kc[1];
-    int64_t n2 = kc[2];
-    for (; j0 + 32 <= ni; j0 += 32) {
-        uint8_t m0[32];
-        uint64_t a0_red[32];
-        uint8_t m1[32];
-        uint64_t a1_green[32];
-        uint8_t m2[32];
-        uint64_t a2_blue[32];
+    if (cb_) {
+        int64_t nl0 = 0;
+        int64_t nl1 = 0;
+        int64_t nl2 = 0;
 #pragma GCC ivdep
-        for (int u = 0; u < 32; u++) {
-            int64_t j = j0 + u;
+        for (int64_t j = 0; j < ni; j++) {
             v_red = qp_red[j];
             v_green = qp_green[j];
             v_blue = qp_blue[j];
             v_b = 0;
             v_nb = 0;
+            int64_t _ls_colourings = INT64_C(0);
+            uint64_t _ns = 0;  /* this thread's spawns (children, all leaves) */
 #line 44 "graphcol.py"
             v_nb = a_EARLIER[rv_idx(((int64_t)(v_v)), 38)];
             v_b = a_BIT[rv_idx(((int64_t)(v_v)), 38)];
-            RV_MAYBE_UNUSED uint8_t _c0 = ((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
+            RV_MAYBE_UNUSED uint64_t _c0 = ((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
 #line 46 "graphcol.py"
-            RV_MAYBE_UNUSED uint8_t _c1 = !((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
-            m0[u] = _c0;
+            RV_MAYBE_UNUSED uint64_t _c1 = !((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
+            RV_MAYBE_UNUSED uint64_t _c2 = _c0;
+#line 42 "graphcol.py"
+            _ls_colourings = (int64_t)((uint64_t)_ls_colourings + (_c2 ? (uint64_t)(INT64_C(1)) : (uint64_t)0));
 #line 47 "graphcol.py"
-            a0_red[u] = ((uint64_t)(v_red | v_b));
-            RV_MAYBE_UNUSED uint8_t _c2 = ((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
+            _ns += _c0;
+            RV_MAYBE_UNUSED uint64_t _c3 = ((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
 #line 48 "graphcol.py"
-            RV_MAYBE_UNUSED uint8_t _c3 = !((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
-            m1[u] = _c2;
+            RV_MAYBE_UNUSED uint64_t _c4 = !((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
+            RV_MAYBE_UNUSED uint64_t _c5 = _c3;
+#line 42 "graphcol.py"
+            _ls_colourings = (int64_t)((uint64_t)_ls_colourings + (_c5 ? (uint64_t)(INT64_C(1)) : (uint64_t)0));
 #line 49 "graphcol.py"
-            a1_green[u] = ((uint64_t)(v_green | v_b));
-            RV_MAYBE_UNUSED uint8_t _c4 = ((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
+            _ns += _c3;
+            RV_MAYBE_UNUSED uint64_t _c6 = ((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
 #line 50 "graphcol.py"
-            RV_MAYBE_UNUSED uint8_t _c5 = !((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
-            m2[u] = _c4;
+            RV_MAYBE_UNUSED uint64_t _c7 = !((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
+            RV_MAYBE_UNUSED uint64_t _c8 = _c6;
+#line 42 "graphcol.py"
+            _ls_colourings = (int64_t)((uint64_t)_ls_colourings + (_c8 ? (uint64_t)(INT64_C(1)) : (uint64_t)0));
 #line 51 "graphcol.py"
-            a2_blue[u] = ((uint64_t)(v_blue | v_b));
-#line 1722 "graphcol_graphcol.c"
+            _ns += _c6;
+#line 1728 "graphcol_graphcol.c"
+            la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)_ls_colourings);
+            nl0 += _ns > 0;
+            nl1 += _ns > 1;
+            nl2 += _ns > 2;
         }
-        uint32_t e0 = 0xFFFFFFFFu, e1 = 0, e2 = 0;
-        (void)e0;
-        { const uint32_t b = rv_bits32(m0);
-          { uint32_t w = b & e0;
-            if (w) { int64_t d = out_base + 0 * ns;
-              memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
-              RV_STEP64((const uint64_t *)(a0_red), (uint64_t *)(p_red + d), n0, w);
-              RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n0, w);
-              RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n0, w);
-              n0 += __builtin_popcount(w); }
-          }
-          e2 = (e2 & ~b) | (e1 & b);
-          e1 = (e1 & ~b) | (e0 & b);
-          e0 &= ~b;
+        klf[0] += nl0;
+        klf[1] += nl1;
+        klf[2] += nl2;
+        j0 = ni;
+    } else {
+        /* children by spawn site: m<s> site s's lanes, e<k> the lanes with k spawns
+           before it, n<k> child block k's count, fl<n>_<col> 32 copies of a value */
+        int8_t fl0_v[32];
+        for (int u = 0; u < 32; u++) fl0_v[u] = ((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1)));
+        int64_t n0 = kc[0];
+        int64_t n1 = kc[1];
+        int64_t n2 = kc[2];
+        for (; j0 + 32 <= ni; j0 += 32) {
+            uint8_t m0[32];
+            uint64_t a0_red[32];
+            uint8_t m1[32];
+            uint64_t a1_green[32];
+            uint8_t m2[32];
+            uint64_t a2_blue[32];
+#pragma GCC ivdep
+            for (int u = 0; u < 32; u++) {
+                int64_t j = j0 + u;
+                v_red = qp_red[j];
+                v_green = qp_green[j];
+                v_blue = qp_blue[j];
+                v__lf_v = 0;
+                v_b = 0;
+                v_nb = 0;
+#line 44 "graphcol.py"
+                v_nb = a_EARLIER[rv_idx(((int64_t)(v_v)), 38)];
+                v_b = a_BIT[rv_idx(((int64_t)(v_v)), 38)];
+                RV_MAYBE_UNUSED uint8_t _c0 = ((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
+#line 46 "graphcol.py"
+                RV_MAYBE_UNUSED uint8_t _c1 = !((((uint64_t)(v_red & v_nb)) == UINT64_C(0)));
+                m0[u] = _c0;
+#line 47 "graphcol.py"
+                a0_red[u] = ((uint64_t)(v_red | v_b));
+                RV_MAYBE_UNUSED uint8_t _c2 = ((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
+#line 48 "graphcol.py"
+                RV_MAYBE_UNUSED uint8_t _c3 = !((((uint64_t)(v_green & v_nb)) == UINT64_C(0)));
+                m1[u] = _c2;
+#line 49 "graphcol.py"
+                a1_green[u] = ((uint64_t)(v_green | v_b));
+                RV_MAYBE_UNUSED uint8_t _c4 = ((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
+#line 50 "graphcol.py"
+                RV_MAYBE_UNUSED uint8_t _c5 = !((((uint64_t)(v_blue & v_nb)) == UINT64_C(0)));
+                m2[u] = _c4;
+#line 51 "graphcol.py"
+                a2_blue[u] = ((uint64_t)(v_blue | v_b));
+#line 1783 "graphcol_graphcol.c"
+            }
+            uint32_t e0 = 0xFFFFFFFFu, e1 = 0, e2 = 0;
+            (void)e0;
+            { const uint32_t b = rv_bits32(m0);
+              { uint32_t w = b & e0;
+                if (w) { int64_t d = out_base + 0 * ns;
+                  memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
+                  RV_STEP64((const uint64_t *)(a0_red), (uint64_t *)(p_red + d), n0, w);
+                  RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n0, w);
+                  RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n0, w);
+                  n0 += __builtin_popcount(w); }
+              }
+              e2 = (e2 & ~b) | (e1 & b);
+              e1 = (e1 & ~b) | (e0 & b);
+              e0 &= ~b;
+            }
+            { const uint32_t b = rv_bits32(m1);
+              { uint32_t w = b & e0;
+                if (w) { int64_t d = out_base + 0 * ns;
+                  memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
+                  RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n0, w);
+                  RV_STEP64((const uint64_t *)(a1_green), (uint64_t *)(p_green + d), n0, w);
+                  RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n0, w);
+                  n0 += __builtin_popcount(w); }
+              }
+              { uint32_t w = b & e1;
+                if (w) { int64_t d = out_base + 1 * ns;
+                  memcpy(p_v + d + n1, fl0_v, sizeof(fl0_v));
+                  RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n1, w);
+                  RV_STEP64((const uint64_t *)(a1_green), (uint64_t *)(p_green + d), n1, w);
+                  RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n1, w);
+                  n1 += __builtin_popcount(w); }
+              }
+              e2 = (e2 & ~b) | (e1 & b);
+              e1 = (e1 & ~b) | (e0 & b);
+              e0 &= ~b;
+            }
+            { const uint32_t b = rv_bits32(m2);
+              { uint32_t w = b & e0;
+                if (w) { int64_t d = out_base + 0 * ns;
+                  memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
+                  RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n0, w);
+                  RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n0, w);
+                  RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n0, w);
+                  n0 += __builtin_popcount(w); }
+              }
+              { uint32_t w = b & e1;
+                if (w) { int64_t d = out_base + 1 * ns;
+                  memcpy(p_v + d + n1, fl0_v, sizeof(fl0_v));
+                  RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n1, w);
+                  RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n1, w);
+                  RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n1, w);
+                  n1 += __builtin_popcount(w); }
+              }
+              { uint32_t w = b & e2;
+                if (w) { int64_t d = out_base + 2 * ns;
+                  memcpy(p_v + d + n2, fl0_v, sizeof(fl0_v));
+                  RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n2, w);
+                  RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n2, w);
+                  RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n2, w);
+                  n2 += __builtin_popcount(w); }
+              }
+            }
         }
-        { const uint32_t b = rv_bits32(m1);
-          { uint32_t w = b & e0;
-            if (w) { int64_t d = out_base + 0 * ns;
-              memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
-              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n0, w);
-              RV_STEP64((const uint64_t *)(a1_green), (uint64_t *)(p_green + d), n0, w);
-              RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n0, w);
-              n0 += __builtin_popcount(w); }
-          }
-          { uint32_t w = b & e1;
-            if (w) { int64_t d = out_base + 1 * ns;
-              memcpy(p_v + d + n1, fl0_v, sizeof(fl0_v));
-              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n1, w);
-              RV_STEP64((const uint64_t *)(a1_green), (uint64_t *)(p_green + d), n1, w);
-              RV_STEP64((const uint64_t *)(qp_blue + j0), (uint64_t *)(p_blue + d), n1, w);
-              n1 += __builtin_popcount(w); }
-          }
-          e2 = (e2 & ~b) | (e1 & b);
-          e1 = (e1 & ~b) | (e0 & b);
-          e0 &= ~b;
-        }
-        { const uint32_t b = rv_bits32(m2);
-          { uint32_t w = b & e0;
-            if (w) { int64_t d = out_base + 0 * ns;
-              memcpy(p_v + d + n0, fl0_v, sizeof(fl0_v));
-              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n0, w);
-              RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n0, w);
-              RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n0, w);
-              n0 += __builtin_popcount(w); }
-          }
-          { uint32_t w = b & e1;
-            if (w) { int64_t d = out_base + 1 * ns;
-              memcpy(p_v + d + n1, fl0_v, sizeof(fl0_v));
-              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n1, w);
-              RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n1, w);
-              RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n1, w);
-              n1 += __builtin_popcount(w); }
-          }
-          { uint32_t w = b & e2;
-            if (w) { int64_t d = out_base + 2 * ns;
-              memcpy(p_v + d + n2, fl0_v, sizeof(fl0_v));
-              RV_STEP64((const uint64_t *)(qp_red + j0), (uint64_t *)(p_red + d), n2, w);
-              RV_STEP64((const uint64_t *)(qp_green + j0), (uint64_t *)(p_green + d), n2, w);
-              RV_STEP64((const uint64_t *)(a2_blue), (uint64_t *)(p_blue + d), n2, w);
-              n2 += __builtin_popcount(w); }
-          }
-        }
+        kc[0] = n0;
+        kc[1] = n1;
+        kc[2] = n2;
     }
-    kc[0] = n0;
-    kc[1] = n1;
-    kc[2] = n2;
     for (int64_t j = j0; j < ni; j++) {  /* the last < 32 threads */
         int64_t si = 0;
         v_red = qp_red[j];
@@ -349,7 +411,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             }
 #line 50 "graphcol.py"
         }
-#line 1878 "graphcol_graphcol.c"
+#line 1940 "graphcol_graphcol.c"
         (void)si;
     }
     acc_colourings = la_colourings;
@@ -370,11 +432,12 @@ int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,
     grow_scratch(n);
     grow_children(out_base + 3 * (n + RV_SLACK), 3);
     memset(kcnt, 0, kdirty * sizeof(int64_t));
+    memset(kleaf, 0, sizeof(kleaf));
     kdirty = kcap_alloc;
     int64_t nb = kernel(off, n, out_base, kused);
     kdirty = *kused;  /* the kernel counts children at spawn indices < kused */
     *counts = kcnt;  /* after the kernel: a dynamic kernel may grow it */
-    *leaves = NULL;
+    *leaves = kleaf;  /* the children inlined as leaves */
     return nb;
 }
 void rvm_move(int64_t src, int64_t dst, int64_t cnt) {
@@ -481,13 +544,14 @@ void revec_free(void *p) { free(p); }
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue);
 #line 39 "graphcol.py"
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue) {
-#line 2010 "graphcol_graphcol.c"
+#line 2073 "graphcol_graphcol.c"
+    RV_MAYBE_UNUSED int8_t v__lf_v = 0;
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2016 "graphcol_graphcol.c"
+#line 2080 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -507,7 +571,7 @@ static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         seq_graphcol(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))), ((uint64_t)(v_red)), ((uint64_t)(v_green)), ((uint64_t)(((uint64_t)(v_blue | v_b)))));
 #line 50 "graphcol.py"
     }
-#line 2036 "graphcol_graphcol.c"
+#line 2100 "graphcol_graphcol.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -528,13 +592,14 @@ static int64_t rv_omp_cutoff;
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth);
 #line 39 "graphcol.py"
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth) {
-#line 2057 "graphcol_graphcol.c"
+#line 2121 "graphcol_graphcol.c"
+    RV_MAYBE_UNUSED int8_t v__lf_v = 0;
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2063 "graphcol_graphcol.c"
+#line 2128 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -626,7 +691,7 @@ static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         }
 #line 50 "graphcol.py"
     }
-#line 2155 "graphcol_graphcol.c"
+#line 2220 "graphcol_graphcol.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
