@@ -104,10 +104,12 @@ def test_minmax_plan() -> None:
     text = plan.render()
     assert "narrow partials (narrow_partials): on" in text
     assert "base case in the split (fold_in_split): on" in text
-    # each switched off alone: the other stays
-    no_runs = _fold(kp.build_plan(program, "minmax", off=frozenset({"narrow_partials"})))
-    assert no_runs is not None and no_runs.in_split and no_runs.run == 0
+    # narrow_partials off: no runs, and no fold in the split (64-bit lane partials)
+    plan = kp.build_plan(program, "minmax", off=frozenset({"narrow_partials"}))
+    no_runs = _fold(plan)
+    assert no_runs is not None and not no_runs.in_split and no_runs.run == 0
     assert all(p.run_ty is None for p in no_runs.partials)
+    assert "no narrow run type" in plan.fold_in_split_note
     no_split = kp.build_plan(program, "minmax", off=frozenset({"fold_in_split"}))
     fold = _fold(no_split)
     assert fold is not None and not fold.in_split and fold.run == 32767

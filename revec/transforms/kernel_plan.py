@@ -1184,14 +1184,20 @@ def fold_in_split_decision(bp: BlockProgram, fold: BaseFold | None, other_split:
     must be speculable (no memory reads, no calls) or an expression the is-base test
     evaluates for every thread anyway (minmax's ``has_line(...)``, the first operand of
     its ``or``); gcc computes that once per lane.  Sums only (a min / max would need a
-    per-lane flag); the vector split only (not uniform_base's, leaf inlining's count or
-    the scalar split's index lists)."""
+    per-lane flag), each with a narrow run type (narrow_partials: 64-bit per-lane
+    partials cost what the copies save); the vector split only (not uniform_base's,
+    leaf inlining's count or the scalar split's index lists)."""
     if fold is None:
         return fold, ""
     if other_split:
         return fold, "not applied: the block is not split by the vector split"
     if any(p.op != "sum" for p in fold.partials):
         return fold, "not applied: a folded reduction is a min or max"
+    if any(p.run_ty is None for p in fold.partials):
+        # 64-bit per-lane partials cost what the base copies save (minmax, AVX2 build,
+        # narrow_partials off: 0.099 s in the split, 0.097 s as a base loop)
+        return fold, ("not applied: a sum has no narrow run type (narrow_partials): "
+                      "64-bit per-lane partials in the split measured no faster")
     always = {(show_expr(e), e.ty) for e in _always_evaluated(bp.is_base)}
     for tm in fold.terms:
         for e in (tm.value, *(c for c, _ in tm.conds)):
