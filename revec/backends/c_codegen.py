@@ -342,6 +342,10 @@ class CModuleGen:
         f = self.bp.columns
         pred = self.expr(step.mask)
         reads = {c.name for c in step.reads}
+        base_step = self.plan.step(kp.BaseCase)
+        fold = base_step.fold if isinstance(base_step, kp.BaseCase) else None
+        if fold is not None and fold.in_split and isinstance(base_step, kp.BaseCase):
+            return self.split_fold(step, base_step, fold)
         L = ["#ifndef RV_SCALAR_SPLIT",
              "    /* is-base over 32 threads at a time, then a table-driven compaction of",
              "       each column into the base / inductive frames (revec.runtime.compaction) */",
@@ -375,6 +379,96 @@ class CModuleGen:
             if p.name in ind:
                 L.append(f"        qp_{p.name}[ni] = {var(p.name)};")
         L += ["        nb += isb; ni += 1 - isb;", "    }"]
+        return L
+
+    def split_fold(self, step: kp.Split, base: kp.BaseCase, fold: kp.BaseFold) -> list[str]:
+        """fold_in_split (kernel_plan.fold_in_split_decision): the split's lane loop also
+        folds the base case for every thread, each update masked by the is-base flag,
+        into per-lane partials (``_lp_<r>``; in the run type where narrow_partials gave
+        one, widened every ``fold.run`` steps: a lane adds at most one value per step),
+        and the split copies only the inductive threads."""
+        f = self.bp.columns
+        pred = self.expr(step.mask)
+        lanes = step.lanes
+        loads = {c.name for c in step.reads} | {c.name for c in base.reads}
+        ind = {c.name for c in step.inductive.columns}
+        conds: dict[ir.Expr, str] = {}
+        for tm in fold.terms:
+            for c, _ in tm.conds:
+                conds.setdefault(c, f"_fc{len(conds)}")
+
+        def cond_lines(ind_: str) -> list[str]:
+            return [x for c, name in conds.items()
+                    for x in at(c.loc, [f"{ind_}int {name} = ({self.expr(c)}) ? 1 : 0;"])]
+
+        def updates(isb: str, lane: bool, ind_: str) -> list[str]:
+            """The masked update of every term: a lane's partial or the reducer's."""
+            out = []
+            for tm in fold.terms:
+                p = next(x for x in fold.partials if x.reducer == tm.reducer)
+                ok = " & ".join([isb] + [conds[c] if pos else f"(1 - {conds[c]})"
+                                         for c, pos in tm.conds])
+                if lane:
+                    u = utype(p.run_ty if p.run_ty is not None else p.ty)
+                    acc = f"_lp_{tm.reducer}[u]"
+                else:
+                    u = utype(ir.Ty(self.program.reducers[tm.reducer].dtype))
+                    acc = f"la_{tm.reducer}"
+                t = u if lane else ctype(ir.Ty(self.program.reducers[tm.reducer].dtype))
+                out += at(tm.value.loc, [f"{ind_}{acc} = ({t})(({u}){acc} + "
+                                         f"(({u})({self.expr(tm.value)}) & "
+                                         f"(({u})0 - ({u})({ok}))));"])
+            return out
+
+        def flush(ind_: str) -> list[str]:
+            out = [f"{ind_}for (int u = 0; u < {lanes}; u++) {{"]
+            for p in fold.partials:
+                r = ctype(ir.Ty(self.program.reducers[p.reducer].dtype))
+                ru = utype(ir.Ty(self.program.reducers[p.reducer].dtype))
+                part = (f"({ru})(int64_t)({ctype(p.run_ty)})_lp_{p.reducer}[u]"
+                        if p.run_ty is not None else f"({ru})_lp_{p.reducer}[u]")
+                out.append(f"{ind_}    la_{p.reducer} = ({r})(({ru})la_{p.reducer} + {part}); "
+                           f"_lp_{p.reducer}[u] = 0;")
+            return out + [f"{ind_}}}"]
+
+        L = ["    /* fold_in_split: the base case folded for every thread, masked by is-base;",
+             "       only the inductive threads are copied */",
+             "#ifndef RV_SCALAR_SPLIT"]
+        for fp in fold.partials:
+            u = utype(fp.run_ty if fp.run_ty is not None else fp.ty)
+            L.append(f"    {u} _lp_{fp.reducer}[{lanes}] = {{0}};")
+        if fold.run:
+            L.append("    int64_t _steps = 0;  /* steps since the partials were widened */")
+        L += [f"    for (; t + {lanes} <= n; t += {lanes}) {{",
+              f"        uint8_t m[{lanes}];",
+              f"        for (int u = 0; u < {lanes}; u++) {{"]
+        L += [f"            {var(p.name)} = p_{p.name}[off + t + u];" for p in f
+              if p.name in loads and p.name not in self.bp.uniform]
+        L += at(step.mask.loc, [f"            int _isb = ({pred}) ? 1 : 0;"])
+        L += ["            m[u] = (uint8_t)_isb;"]
+        L += cond_lines("            ") + updates("_isb", True, "            ")
+        L += ["        }", "        uint32_t bits = rv_bits32(m);"]
+        for p in f:
+            if p.name in ind:
+                bits = 8 * p.ty.dtype.itemsize
+                src = f"(const uint{bits}_t *)(p_{p.name} + off + t)"
+                L.append(f"        RV_STEP{bits}({src}, (uint{bits}_t *)qp_{p.name}, ni, ~bits);")
+        L += ["        int64_t c = __builtin_popcount(bits);",
+              f"        nb += c; ni += {lanes} - c;"]
+        if fold.run:
+            L += [f"        if (++_steps == {fold.run}) {{", *flush("            "),
+                  "            _steps = 0;", "        }"]
+        L += ["    }"]
+        L += flush("    ")
+        L += ["#endif",
+              "    /* the rest (all of it with RV_SCALAR_SPLIT): branch-free scalar split */",
+              "    for (; t < n; t++) {"]
+        L += [f"        {var(p.name)} = p_{p.name}[off + t];" for p in f
+              if p.name not in self.bp.uniform and p.name in loads | ind]
+        L += at(step.mask.loc, [f"        int _isb = ({pred}) ? 1 : 0;"])
+        L += cond_lines("        ") + updates("_isb", False, "        ")
+        L += [f"        qp_{p.name}[ni] = {var(p.name)};" for p in f if p.name in ind]
+        L += ["        nb += _isb; ni += 1 - _isb;", "    }"]
         return L
 
     def split_once(self, step: kp.Split) -> list[str]:
@@ -427,7 +521,15 @@ class CModuleGen:
             L.append(f"        {ctype(p.ty)} _fp_{p.reducer} = {literal(ident, p.ty)};")
             if p.op != "sum":
                 L.append(f"        {ctype(p.ty)} _fa_{p.reducer} = 0;")
-        L += ["#pragma GCC ivdep", "        for (int64_t j = 0; j < nb; j++) {"]
+        runs = [p for p in fold.partials if p.run_ty is not None]
+        if fold.run:  # narrow_partials: runs of fold.run threads, narrow partials per run
+            L += [f"        for (int64_t j0 = 0; j0 < nb; j0 += {fold.run}) {{",
+                  f"        const int64_t j1 = nb - j0 < {fold.run} ? nb : j0 + {fold.run};"]
+            L += [f"        {utype(p.run_ty)} _np_{p.reducer} = 0;"
+                  for p in runs if p.run_ty is not None]
+            L += ["#pragma GCC ivdep", "        for (int64_t j = j0; j < j1; j++) {"]
+        else:
+            L += ["#pragma GCC ivdep", "        for (int64_t j = 0; j < nb; j++) {"]
         L += [f"            {var(c.name)} = bp_{c.name}[j];" for c in step.reads]
         conds: dict[ir.Expr, str] = {}
         for tm in fold.terms:
@@ -440,6 +542,8 @@ class CModuleGen:
             t, u = ctype(p.ty), utype(p.ty)
             ok = " & ".join(conds[c] if pos else f"(1 - {conds[c]})" for c, pos in tm.conds)
             fp = f"_fp_{tm.reducer}"
+            if p.run_ty is not None:  # the run's narrow partial, modulo 2^w (exact per run)
+                t, u, fp = utype(p.run_ty), utype(p.run_ty), f"_np_{tm.reducer}"
             body = [f"{u} _k{i} = ({u})0 - ({u})({ok or '1'});",
                     f"{t} _v{i} = ({t})({self.expr(tm.value)});"]
             if p.op == "sum":
@@ -453,6 +557,13 @@ class CModuleGen:
                          f"_fa_{tm.reducer} |= ({t})({ok or '1'});"]
             L += at(tm.value.loc, ["            { " + " ".join(body) + " }"])
         L.append("        }")
+        if fold.run:  # each run's partial read as a signed w-bit sum, widened once
+            for p in runs:
+                assert p.run_ty is not None
+                t, u = ctype(p.ty), utype(p.ty)
+                L.append(f"        _fp_{p.reducer} = ({t})(({u})_fp_{p.reducer} + "
+                         f"({u})(int64_t)({ctype(p.run_ty)})_np_{p.reducer});")
+            L.append("        }")
         for p in fold.partials:
             decl = self.program.reducers[p.reducer]
             rt = ctype(ir.Ty(decl.dtype))
@@ -472,6 +583,8 @@ class CModuleGen:
         # the kernel is inlined, and gives up on more than 10 run-time alias checks)
         if step.narrow_sum is not None:
             return self.narrow_sum(step.narrow_sum, step.stmts)
+        if step.fold is not None and step.fold.in_split:
+            return ["    /* the base case: folded into the split (fold_in_split) */"]
         if step.fold is not None:
             return self.base_fold(step, step.fold)
         L = ["#pragma GCC ivdep", "    for (int64_t j = 0; j < nb; j++) {"]

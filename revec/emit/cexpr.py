@@ -457,10 +457,38 @@ def blend(c: str, a: str, b: str, ty: ir.Ty) -> str:
     bool store (nor this xor form for bool); the lane loops of the C kernel depend on
     both vectorizing."""
     if ty.kind == "b":
+        # a constant side (``if hit: found = True``) leaves an OR / AND: gcc keeps the
+        # general form's two compares and a blend per use in a vectorized loop (minmax's
+        # has_line: ten per board)
+        if _unparen(a) == "1":
+            return f"((uint8_t)(({b}) | {c}))"
+        if _unparen(a) == "0":
+            return f"((uint8_t)(({b}) & !{c}))"
+        if _unparen(b) == "1":
+            return f"((uint8_t)(({a}) | !{c}))"
+        if _unparen(b) == "0":
+            return f"((uint8_t)(({a}) & {c}))"
         return f"((uint8_t)((({a}) & {c}) | (({b}) & !{c})))"
     u = utype(ty)
     return (f"(({ctype(ty)})(({u})({b}) ^ ((({u})({a}) ^ ({u})({b})) & "
             f"({u})(0 - ({u})({c})))))")
+
+
+def _unparen(text: str) -> str:
+    """``text`` without parentheses around all of it (``((1))`` -> ``1``)."""
+    t = text.strip()
+    while t.startswith("(") and t.endswith(")") and _balanced(t[1:-1]):
+        t = t[1:-1].strip()
+    return t
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def select_one(conds: list[str], values: list[str], ty: ir.Ty) -> str:
