@@ -204,6 +204,8 @@ class CModuleGen:
         L = [f"#define RV_SLACK {plan.slack}"]
         if plan.staged_steps:
             L.append(STAGED_STEPS)
+        if plan.wide_flags:
+            L.append(WIDE_BITS)
         if self.loop is not None:
             L += self.loop.globals()
         L += [f"static RV_TLS {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};"
@@ -869,3 +871,25 @@ LEGEND = """/* Legend.  #line directives name the program's file and line before
 def generate_c_module(program: ir.Program, task: str, plan: kp.KernelPlan | None = None
                       ) -> str:
     return CModuleGen(program, task, plan).generate()
+
+
+# The plan's wide_flags (kernel_plan.wide_flags_decision): the mask of 32 lanes from
+# 32-bit 0/1 flags (a lane loop just stored them 256 bits at a time: loads of the same
+# width forward from those stores).
+WIDE_BITS = r"""
+static inline uint32_t rv_bits32w(const uint32_t *m) {
+#if REVEC_X86 && defined(__AVX2__)
+    uint32_t b = 0;
+    for (int q = 0; q < 4; q++) {
+        __m256i z = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(m + 8 * q)),
+                                       _mm256_setzero_si256());
+        b |= (uint32_t)(~_mm256_movemask_ps(_mm256_castsi256_ps(z)) & 0xFF) << (8 * q);
+    }
+    return b;
+#else
+    uint32_t b = 0;
+    for (int u = 0; u < 32; u++) b |= (uint32_t)(m[u] != 0) << u;
+    return b;
+#endif
+}
+"""

@@ -112,12 +112,16 @@ class Target:
     # masks straight to bits, narrow lane sums (C); else the split, the base case and
     # lane spawns whose last partial step writes every child (numba)
     leaf_fused: bool = False
+    # wide_flags (KernelPlan.wide_flags): a spawn loop's lane flags as 32-bit ints where
+    # its lane body calls a library function (C: gcc's vectorization factor)
+    wide_flags: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
                 state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
-                site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True),
+                site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True,
+                wide_flags=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
 }
@@ -128,7 +132,8 @@ TARGETS = {
 # The built-module caches key on the generated source, which differs.
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
-TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps")
+TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps",
+              "wide_flags")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -717,6 +722,10 @@ class KernelPlan:
     # uniform_base and base_fold: the lines ``--plan`` prints about them (applied or why not)
     uniform_note: str = ""
     fold_note: str = ""
+    # technique wide_flags: the spawn loop's lane flags (its loop condition, its spawn
+    # masks and indices, its lane conditions) as 32-bit ints (wide_flags_decision)
+    wide_flags: bool = False
+    wide_flags_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -759,6 +768,10 @@ class KernelPlan:
             L.append(f"uniform is-base (uniform_base): {self.uniform_note}")
         if self.fold_note:
             L.append(f"branch-free base case (base_fold): {self.fold_note}")
+        if self.wide_flags_note and not self.wide_flags_note.startswith("not applied"):
+            # (where it does not apply, only the techniques' list says why: kernels
+            # without a heavy spawn loop keep their plan text)
+            L.append(f"wide lane flags (wide_flags): {self.wide_flags_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -918,10 +931,57 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         steps[at] = dataclasses.replace(split_step, inductive_copy=copy)
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
+    wide, wide_note = wide_flags_decision(steps, cols, t.locals, off, tg)
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
                       tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
-                      site_note, staged, staged_note, uniform_note, fold_note)
+                      site_note, staged, staged_note, uniform_note, fold_note, wide,
+                      wide_note)
+
+
+def heavy_loop_body(body: tuple[ir.Stmt, ...]) -> bool:
+    """Whether a spawn loop's body calls a library function (uts's SHA-1: 80 rounds of
+    straight-line code in every lane) and neither reduces nor loops: the C back end runs
+    its partial chunks as 32 clamped lanes (c_lanes.LoopEmitter), and wide_flags
+    applies to it."""
+    nodes = list(ir.walk_nodes(body))
+    return any(isinstance(n, ir.LibCall) for n in nodes) and not any(
+        isinstance(n, ir.Reduce | ir.For | ir.While) for n in nodes)
+
+
+def wide_flags_decision(steps: list[Step], columns: tuple[Column, ...],
+                        local_types: dict[str, ir.Ty], off: frozenset[str], tg: Target
+                        ) -> tuple[bool, str]:
+    """Whether a spawn loop's phase B lane loop keeps its per-lane flags (the loop
+    condition ``go``, the sites' masks and spawn indices, the lane conditions) as 32-bit
+    ints instead of bytes (technique ``wide_flags``), and the line ``--plan`` prints.
+
+    gcc vectorizes a loop by its narrowest type: byte flags next to 32-bit values make
+    it 32 lanes per iteration, each 32-bit value four 256-bit registers.  A heavy lane
+    body (:func:`heavy_loop_body`: uts's SHA-1, about 20 values live at once) then
+    spills most of them (uts, AVX2 build: 3,729 stack accesses in the kernel, 1,611
+    with 32-bit flags); with 32-bit flags gcc takes 8 lanes per 256-bit vector.  Only
+    where every value of the lane loop (the loop state, the frame's columns, the
+    task's locals) is 32 bits or wider: a narrower one sets the factor anyway.  Light
+    bodies keep byte flags (no spills at 32 lanes; their kernels unchanged)."""
+    it = next((st for st in steps if isinstance(st, LoopIterate)), None)
+    if it is None or it.lanes <= 1 or it.body is None:
+        return False, ""
+    if not heavy_loop_body(it.shape.loop.body):
+        return False, ("not applied: the spawn loop's body calls no library function or "
+                       "reduces (byte flags: a light lane loop does not spill)")
+    narrow = sorted({c.render() for c in (*it.state, *columns) if c.bits < 32}
+                    | {f"{n}:{ty.dtype.name}" for n, ty in local_types.items()
+                       if ty.dtype.itemsize < 4})
+    if narrow:
+        return False, (f"not applied: values narrower than 32 bits in the lane loop "
+                       f"({', '.join(narrow)}) set gcc's vectorization factor anyway")
+    if "wide_flags" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=wide_flags); it would apply"
+    if not tg.wide_flags:
+        return False, f"not on the {tg.name} back end; it would apply"
+    return True, ("on: the spawn loop's lane flags are 32-bit ints (gcc vectorizes its "
+                  "heavy lane body 8 lanes per 256-bit vector, not 32: fewer spills)")
 
 
 def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],
