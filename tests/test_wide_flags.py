@@ -1,11 +1,19 @@
-"""Wide lane flags (technique ``wide_flags``, revec/transforms/kernel_plan.py
+"""Two techniques for a spawn loop whose lane body is heavy (it calls a library function:
+uts's SHA-1), both on by default on the C back end.
+
+Wide lane flags (technique ``wide_flags``, revec/transforms/kernel_plan.py
 ``wide_flags_decision``; on by default on the C back end, REVEC_PLAN_OFF=wide_flags off):
 a spawn loop whose body calls a library function (uts's SHA-1) keeps its phase B lane
 flags (loop condition, spawn masks and indices, lane conditions) as 32-bit ints, so gcc
 vectorizes the heavy lane body by its 32-bit values instead of by byte flags.  The lane
 loop computes the same values either way: results and every statistic are the same on
 and off.  Its partial chunks run 32 lanes on copies of the active list's last thread,
-stored after the list's end (contiguous loads, with the technique on or off)."""
+stored after the list's end (contiguous loads, with the technique on or off).
+
+Pressure-aware scheduling (technique ``sched_pressure``, ``sched_pressure_decision``):
+the kernel function is compiled with gcc's scheduling before register allocation,
+register-pressure aware (an ``optimize`` attribute): the same code, scheduled
+differently."""
 
 from __future__ import annotations
 
@@ -64,6 +72,24 @@ def test_wide_flags_decision(tmp_path: Path) -> None:
     assert not narrow.wide_flags and "(d:int8)" in narrow.wide_flags_note
 
 
+def test_sched_pressure_decision() -> None:
+    uts = api.get_program(UTS)
+    on = kp.build_plan(uts, "uts", off=NONE)
+    assert on.sched_pressure and "(sched_pressure): on:" in on.render()
+    off = kp.build_plan(uts, "uts", off=frozenset({"sched_pressure"}))
+    assert not off.sched_pressure and "(sched_pressure): switched off" in off.render()
+    assert off.wide_flags  # the two are switched apart
+    assert not kp.build_plan(uts, "uts", target="numba", off=NONE).sched_pressure
+    nqueens = kp.build_plan(api.get_program(ROOT / "benchmarks" / "nqueens.py"),
+                            "nqueens", off=NONE)
+    assert not nqueens.sched_pressure and "sched_pressure" not in nqueens.render()
+    with kp.plan_switches("", ""):
+        src = registry.get("c").generate(uts, "uts")
+    assert "RV_SCHED_PRESSURE static int64_t kernel(" in src
+    with kp.plan_switches("sched_pressure", ""):
+        assert "RV_SCHED_PRESSURE" not in registry.get("c").generate(uts, "uts")
+
+
 def test_wide_flags_source() -> None:
     uts = api.get_program(UTS)
     src = {}
@@ -84,7 +110,8 @@ TREE = ("tasks", "leaves", "levels", "tasks_per_level", "leaves_per_level")
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_GCC, reason="no gcc")
-def test_wide_flags_identical_on_and_off(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("technique", ["wide_flags", "sched_pressure"])
+def test_identical_on_and_off(technique: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """uts's quick tree (1,732 nodes) on every variant, block sizes around the 32-lane
     chunk (partial chunks of fewer and more than 8 lanes) and 1-3 workers: the same
     reducers and statistics with the technique on and off (with 2 and 3 workers the
@@ -97,11 +124,11 @@ def test_wide_flags_identical_on_and_off(monkeypatch: pytest.MonkeyPatch) -> Non
     program = api.get_program(p.path)
     rargs = api.root_args(program, "uts", p.root_args)
     built = {}
-    for off in ("", "wide_flags"):
+    for off in ("", technique):
         monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
         monkeypatch.setenv(kp.PLAN_ON_ENV, "")
         built[off] = api.compiled_task(program, "uts", "c")
-    assert built[""].source != built["wide_flags"].source
+    assert built[""].source != built[technique].source
     for strategy, b, r, w in [("bfs", 1 << 30, 0, 1), ("blocked", 9, 0, 1),
                               ("blocked", 40, 0, 2), ("reexp", 7, 3, 1),
                               ("reexp", 33, 20, 3), ("reexp", 300, 100, 2)]:
@@ -113,4 +140,4 @@ def test_wide_flags_identical_on_and_off(monkeypatch: pytest.MonkeyPatch) -> Non
             # (with work stealing the blocks follow the steals' timing: the tree's
             # per-level counts are what every run shares, as in tests/test_workers.py)
             got[off] = (reducers, {k: getattr(stats, k) for k in (STATS if w == 1 else TREE)})
-        assert got[""] == got["wide_flags"], (sched, w)
+        assert got[""] == got[technique], (sched, w)

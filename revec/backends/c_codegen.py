@@ -243,7 +243,9 @@ class CModuleGen:
                          f"n * sizeof(*{x.name}));")
         L += ["    scratch_cap = n;", "}", "",
               "/* one block [off, off + n): returns the number of base threads */",
-              "static int64_t kernel(int64_t off, int64_t n, int64_t out_base, "
+              *([SCHED_PRESSURE] if plan.sched_pressure else []),
+              ("RV_SCHED_PRESSURE " if plan.sched_pressure else "")
+              + "static int64_t kernel(int64_t off, int64_t n, int64_t out_base, "
               "int64_t *kused_out) {",
               f"    int64_t kused = {t.max_spawns or 0}, nb = 0, ni = 0, t = 0;"]
         # the task's variables, for every section of the kernel: the thread-by-thread
@@ -893,3 +895,15 @@ static inline uint32_t rv_bits32w(const uint32_t *m) {
 #endif
 }
 """
+
+
+# The plan's sched_pressure (kernel_plan.sched_pressure_decision): gcc's instruction
+# scheduling before register allocation, register-pressure aware, for the kernel whose
+# spawn loop runs a heavy lane body (uts's SHA-1: x86 gcc schedules only after
+# allocation by default, and the rounds' values spill).  gcc only (clang has no
+# ``optimize`` attribute); the always_inline library code is inlined into it as before.
+SCHED_PRESSURE = """#if defined(__GNUC__) && !defined(__clang__)
+#define RV_SCHED_PRESSURE __attribute__((optimize("schedule-insns", "sched-pressure")))
+#else
+#define RV_SCHED_PRESSURE
+#endif"""

@@ -115,13 +115,17 @@ class Target:
     # wide_flags (KernelPlan.wide_flags): a spawn loop's lane flags as 32-bit ints where
     # its lane body calls a library function (C: gcc's vectorization factor)
     wide_flags: bool = False
+    # sched_pressure (KernelPlan.sched_pressure): the kernel compiled with gcc's
+    # register-pressure aware scheduling before allocation where its spawn loop's lane
+    # body is heavy (C)
+    sched_pressure: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
                 state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
                 site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True,
-                wide_flags=True),
+                wide_flags=True, sched_pressure=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
 }
@@ -133,7 +137,7 @@ TARGETS = {
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
 TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps",
-              "wide_flags")
+              "wide_flags", "sched_pressure")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -726,6 +730,10 @@ class KernelPlan:
     # masks and indices, its lane conditions) as 32-bit ints (wide_flags_decision)
     wide_flags: bool = False
     wide_flags_note: str = ""
+    # technique sched_pressure: the kernel compiled with register-pressure aware
+    # scheduling before register allocation (sched_pressure_decision)
+    sched_pressure: bool = False
+    sched_pressure_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -772,6 +780,10 @@ class KernelPlan:
             # (where it does not apply, only the techniques' list says why: kernels
             # without a heavy spawn loop keep their plan text)
             L.append(f"wide lane flags (wide_flags): {self.wide_flags_note}")
+        if self.sched_pressure_note and not self.sched_pressure_note.startswith(
+                "not applied"):
+            L.append(f"pressure-aware scheduling (sched_pressure): "
+                     f"{self.sched_pressure_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -932,11 +944,12 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
     wide, wide_note = wide_flags_decision(steps, cols, t.locals, off, tg)
+    sched, sched_note = sched_pressure_decision(steps, off, tg)
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
                       tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
                       site_note, staged, staged_note, uniform_note, fold_note, wide,
-                      wide_note)
+                      wide_note, sched, sched_note)
 
 
 def heavy_loop_body(body: tuple[ir.Stmt, ...]) -> bool:
@@ -947,6 +960,29 @@ def heavy_loop_body(body: tuple[ir.Stmt, ...]) -> bool:
     nodes = list(ir.walk_nodes(body))
     return any(isinstance(n, ir.LibCall) for n in nodes) and not any(
         isinstance(n, ir.Reduce | ir.For | ir.While) for n in nodes)
+
+
+def sched_pressure_decision(steps: list[Step], off: frozenset[str], tg: Target
+                            ) -> tuple[bool, str]:
+    """Whether the kernel is compiled with gcc's register-pressure aware instruction
+    scheduling before register allocation (technique ``sched_pressure``: x86 gcc
+    schedules only after allocation by default), and the line ``--plan`` prints.  Where
+    the spawn loop's lane body is heavy (:func:`heavy_loop_body`: uts's SHA-1, its
+    rounds' values spilled): uts T3 reexp, interleaved runs, loaded 2-core Zen 4, C over
+    plain C 3.64-3.86x -> 4.28-4.51x (AVX2 build), 6.87-7.04x -> 7.76-7.94x (AVX-512).
+    Other kernels are compiled as before."""
+    it = next((st for st in steps if isinstance(st, LoopIterate)), None)
+    if it is None or it.lanes <= 1 or it.body is None:
+        return False, ""
+    if not heavy_loop_body(it.shape.loop.body):
+        return False, ("not applied: the spawn loop's body calls no library function or "
+                       "reduces (a light lane loop)")
+    if "sched_pressure" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=sched_pressure); it would apply"
+    if not tg.sched_pressure:
+        return False, f"not on the {tg.name} back end; it would apply"
+    return True, ("on: the kernel is scheduled before register allocation, pressure-aware "
+                  "(gcc: its heavy lane body's values spill less)")
 
 
 def wide_flags_decision(steps: list[Step], columns: tuple[Column, ...],
