@@ -968,9 +968,10 @@ def sched_pressure_decision(steps: list[Step], off: frozenset[str], tg: Target
     scheduling before register allocation (technique ``sched_pressure``: x86 gcc
     schedules only after allocation by default), and the line ``--plan`` prints.  Where
     the spawn loop's lane body is heavy (:func:`heavy_loop_body`: uts's SHA-1, its
-    rounds' values spilled): uts T3 reexp, interleaved runs, loaded 2-core Zen 4, C over
-    plain C 3.64-3.86x -> 4.28-4.51x (AVX2 build), 6.87-7.04x -> 7.76-7.94x (AVX-512).
-    Other kernels are compiled as before."""
+    rounds' values spilled): uts T3 reexp, on vs off interleaved in one process (medians
+    of 9, loaded 2-core Zen 4, 2026-11-28), C time 13-20% lower on the AVX2 build
+    (-march=znver3; one run of 5 showed no difference), 3-20% on AVX-512.  Other kernels
+    are compiled as before."""
     it = next((st for st in steps if isinstance(st, LoopIterate)), None)
     if it is None or it.lanes <= 1 or it.body is None:
         return False, ""
