@@ -204,6 +204,8 @@ class CModuleGen:
         L = [f"#define RV_SLACK {plan.slack}"]
         if plan.staged_steps:
             L.append(STAGED_STEPS)
+        if plan.wide_flags:
+            L.append(WIDE_BITS)
         if self.loop is not None:
             L += self.loop.globals()
         L += [f"static RV_TLS {ctype(p.ty)} *c_{p.name}, *b_{p.name}, *q_{p.name};"
@@ -241,7 +243,9 @@ class CModuleGen:
                          f"n * sizeof(*{x.name}));")
         L += ["    scratch_cap = n;", "}", "",
               "/* one block [off, off + n): returns the number of base threads */",
-              "static int64_t kernel(int64_t off, int64_t n, int64_t out_base, "
+              *([SCHED_PRESSURE] if plan.sched_pressure else []),
+              ("RV_SCHED_PRESSURE " if plan.sched_pressure else "")
+              + "static int64_t kernel(int64_t off, int64_t n, int64_t out_base, "
               "int64_t *kused_out) {",
               f"    int64_t kused = {t.max_spawns or 0}, nb = 0, ni = 0, t = 0;"]
         # the task's variables, for every section of the kernel: the thread-by-thread
@@ -1059,3 +1063,37 @@ LEGEND = """/* Legend.  #line directives name the program's file and line before
 def generate_c_module(program: ir.Program, task: str, plan: kp.KernelPlan | None = None
                       ) -> str:
     return CModuleGen(program, task, plan).generate()
+
+
+# The plan's wide_flags (kernel_plan.wide_flags_decision): the mask of 32 lanes from
+# 32-bit 0/1 flags (a lane loop just stored them 256 bits at a time: loads of the same
+# width forward from those stores).
+WIDE_BITS = r"""
+static inline uint32_t rv_bits32w(const uint32_t *m) {
+#if REVEC_X86 && defined(__AVX2__)
+    uint32_t b = 0;
+    for (int q = 0; q < 4; q++) {
+        __m256i z = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(m + 8 * q)),
+                                       _mm256_setzero_si256());
+        b |= (uint32_t)(~_mm256_movemask_ps(_mm256_castsi256_ps(z)) & 0xFF) << (8 * q);
+    }
+    return b;
+#else
+    uint32_t b = 0;
+    for (int u = 0; u < 32; u++) b |= (uint32_t)(m[u] != 0) << u;
+    return b;
+#endif
+}
+"""
+
+
+# The plan's sched_pressure (kernel_plan.sched_pressure_decision): gcc's instruction
+# scheduling before register allocation, register-pressure aware, for the kernel whose
+# spawn loop runs a heavy lane body (uts's SHA-1: x86 gcc schedules only after
+# allocation by default, and the rounds' values spill).  gcc only (clang has no
+# ``optimize`` attribute); the always_inline library code is inlined into it as before.
+SCHED_PRESSURE = """#if defined(__GNUC__) && !defined(__clang__)
+#define RV_SCHED_PRESSURE __attribute__((optimize("schedule-insns", "sched-pressure")))
+#else
+#define RV_SCHED_PRESSURE
+#endif"""

@@ -33,7 +33,7 @@ from revec.emit.cexpr import blend, ctype, select_one
 from revec.emit.names import var
 from revec.emit.writer import at
 from revec.transforms import lanes
-from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix, SiteBlocks
+from revec.transforms.kernel_plan import LANES, LoopIterate, LoopPrefix, SiteBlocks, heavy_loop_body
 from revec.transforms.lanes import LaneBody, SpawnSite
 
 # A partial chunk of phase B with at least this many lanes runs the 32-lane code on
@@ -71,13 +71,15 @@ def lane_loop(ind: str, loads: list[str], code: LaneCode, ends: list[str] | None
 def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
               reduce: Callable[[ir.Reduce, str, str | None], list[str]],
               stmt: Callable[[ir.Stmt, str], list[str]],
-              staged: frozenset[tuple[int, str]] | None = None) -> LaneCode:
+              staged: frozenset[tuple[int, str]] | None = None,
+              flag: str = "uint8_t") -> LaneCode:
     """The C of an if-converted body (revec/transforms/lanes.py) for lane ``u`` of a
     32-thread chunk: ``_c<n>`` lane conditions, site ``i`` storing ``m<i>[u]`` (the lane
     makes it), ``k<i>[u]`` (its spawn index there) and ``a<i>_<column>[u]``.  Each
     operation's lines are tagged with its statement's source position.  ``staged``
     (children by site, :func:`site_chunk_loop`): only these (site, column) arguments are
-    stored, and no spawn index (the sites' masks give it)."""
+    stored, and no spawn index (the sites' masks give it).  ``flag``: the C type of the
+    lane conditions and spawn indices (the plan's ``wide_flags``: ``uint32_t``)."""
     out = ([] if staged is not None
            else [f"{ind}int _k = 0;  /* this lane's next spawn index */"])
     for op in body.ops:
@@ -94,14 +96,14 @@ def lane_code(body: LaneBody, ind: str, expr: Callable[[ir.Expr], str],
                     lines += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args
                               if (i, c) in staged]
                 else:
-                    lines.append(f"{ind}k{i}[u] = (uint8_t)_k;")
+                    lines.append(f"{ind}k{i}[u] = ({flag})_k;")
                     lines += [f"{ind}a{i}_{c}[u] = {expr(a)};" for c, a in args]
                     lines.append(f"{ind}_k += m{i}[u];")
             case lanes.Fold(stmt=r, guard=g):
                 lines += reduce(r, ind, None if g is None else f"_c{g}")
             case lanes.Cond(index=n, cond=c, guard=g, negate=neg):
                 here = "" if g is None else f"(_c{g}) && "
-                lines.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{n} = {here}{'!' if neg else ''}"
+                lines.append(f"{ind}RV_MAYBE_UNUSED {flag} _c{n} = {here}{'!' if neg else ''}"
                              f"({expr(c)});")
             case lanes.Plain(stmt=s):
                 lines += stmt(s, ind)  # top-level unpack / expression statement
@@ -409,11 +411,24 @@ class LoopEmitter:
                   *[f"            p_{p.name} = c_{p.name};" for p in self.columns],
                   "            kc = kcnt;",
                   "        }"]
-        L += ["        int64_t d = out_base + it * ns, nn = 0, a = 0;",
-              f"        for (; a < na; a += {LANES}) {{",
-              f"            int lanes = na - a < {LANES} ? (int)(na - a) : {LANES};"]
+        L.append("        int64_t d = out_base + it * ns, nn = 0, a = 0;")
         body = self.shape.loop.body
-        if _holds(body, ir.Reduce | ir.For | ir.While) or not _holds(body, ir.LibCall):
+        clamped = heavy_loop_body(body)
+        if clamped:
+            # a last partial chunk of CLAMP_MIN_LANES or more runs 32 lanes, those past
+            # the list's end copies of its last thread: the list's tail holds them (room:
+            # grow_state(ni + 32)), so every chunk's lanes load contiguously (clamped
+            # indices made gcc gather every state column, 64-bit indices: 40 vpgather
+            # in uts's kernel, about 9% of its samples)
+            end = f"((na + {LANES - 1}) & ~(int64_t){LANES - 1})"
+            L += [f"        if (na % {LANES} >= {CLAMP_MIN_LANES})",
+                  f"            for (int64_t z = na; z < {end}; z++) {{",
+                  *[f"                sc_{s.name}[z] = sc_{s.name}[na - 1];"
+                    for s in self.state],
+                  "            }"]
+        L += [f"        for (; a < na; a += {LANES}) {{",
+              f"            int lanes = na - a < {LANES} ? (int)(na - a) : {LANES};"]
+        if not clamped:
             # copies of a lane would reduce twice; a body without a library call (cheap
             # lanes) keeps the vectorized partial loop: 32 clamped lanes for a chunk of
             # 8 made nqueens and minmax about 3x slower
@@ -481,12 +496,17 @@ class LoopEmitter:
         gen, var = self.gen, self.var
         loop = self.shape.loop
         assert self.iterate_step.body is not None
+        # the plan's wide_flags: 32-bit flags, so gcc vectorizes the heavy lane body by
+        # its 32-bit values (8 lanes per 256-bit vector), not by byte flags (32 lanes:
+        # four registers per value, spilled)
+        wide = gen.plan.wide_flags and kind in ("clamped", "scalar")
+        flag = "uint32_t" if wide else "uint8_t"
         code = lane_code(self.iterate_step.body, ind + "    ", gen.expr, gen.lane_reduce,
-                         CStmts(gen, "kernel").stmt)
-        L = [f"{ind}uint8_t go[{LANES}];"]
+                         CStmts(gen, "kernel").stmt, flag=flag)
+        L = [f"{ind}{flag} go[{LANES}];"]
         L += [f"{ind}{s.ctype} x_{s.name}[{LANES}];" for s in self.state]
         for site in code.sites:
-            L.append(f"{ind}RV_MAYBE_UNUSED uint8_t m{site.index}[{LANES}], "
+            L.append(f"{ind}RV_MAYBE_UNUSED {flag} m{site.index}[{LANES}], "
                      f"k{site.index}[{LANES}];")
             L += [f"{ind}{ctype(p.ty)} a{site.index}_{p.name}[{LANES}];" for p in self.columns]
         # A partial chunk does not compute 32 lanes of one: a chunk of one lane is common
@@ -508,10 +528,9 @@ class LoopEmitter:
         L.append(f"{ind}for (int u = 0; u < {computed}; u++) {{")
         if kind == "scalar":
             L.append(f'{ind}    __asm__ __volatile__("" ::: "memory");  /* not vectorized */')
-        if kind == "clamped":
-            L.append(f"{ind}    int64_t q = a + (u < lanes ? u : lanes - 1);")
-        else:
-            L.append(f"{ind}    int64_t q = a + u;")
+        # (clamped: the lanes past the chunk's end read the copies of the list's last
+        # thread that emit_iterate stored after it)
+        L.append(f"{ind}    int64_t q = a + u;")
         # the lane's state and locals: the kernel's variables, assigned afresh per lane
         # (the loop's stop, not a variable of the task, is declared here)
         names = {s.name for s in self.state}
@@ -543,21 +562,13 @@ class LoopEmitter:
         L.append(f"{ind}}}")
         L.append(f"{ind}kc[it] += {stored};")
         # the threads whose loop goes on
-        L.append(f"{ind}{{ uint32_t b = rv_bits32(go);")
+        L.append(f"{ind}{{ uint32_t b = {'rv_bits32w' if wide else 'rv_bits32'}(go);")
         for s in self.state:
             w = _bits(s.ctype)
             L.append(f"{ind}  {gen.staged_step(w)}((const uint{w}_t *)x_{s.name}, "
                      f"(uint{w}_t *)sn_{s.name}, nn, b);")
         L.append(f"{ind}  nn += __builtin_popcount(b); }}")
         return L
-
-
-def _holds(stmts: tuple[ir.Stmt, ...], kinds: Any) -> bool:
-    """Whether ``stmts`` hold a statement or expression of ``kinds``.  Phase B asks
-    whether its lane body may reduce (a loop in it counts as one: copies of a lane must
-    not reduce again) and whether it calls a revec.lib function (uts's SHA-1: a body
-    whose second vectorized copy costs gcc seconds)."""
-    return any(isinstance(n, kinds) for n in ir.walk_nodes(stmts))
 
 
 def _bits(c_type: str) -> int:

@@ -138,6 +138,13 @@ class Target:
     # split's pass over every thread, masked by the is-base test: no copies of the base
     # threads, no base loop (C)
     fold_in_split: bool = False
+    # wide_flags (KernelPlan.wide_flags): a spawn loop's lane flags as 32-bit ints where
+    # its lane body calls a library function (C: gcc's vectorization factor)
+    wide_flags: bool = False
+    # sched_pressure (KernelPlan.sched_pressure): the kernel compiled with gcc's
+    # register-pressure aware scheduling before allocation where its spawn loop's lane
+    # body is heavy (C)
+    sched_pressure: bool = False
 
 
 TARGETS = {
@@ -145,7 +152,7 @@ TARGETS = {
                 state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
                 site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True,
                 leaf_level=True, site_leaves=True, narrow_partials=True,
-                fold_in_split=True),
+                fold_in_split=True, wide_flags=True, sched_pressure=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True,
                     leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True),
@@ -159,7 +166,7 @@ PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
 TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps",
               "lane_buffers", "leaf_level", "site_leaves", "narrow_partials",
-              "fold_in_split")
+              "fold_in_split", "wide_flags", "sched_pressure")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -846,6 +853,14 @@ class KernelPlan:
     narrow_partials_note: str = ""
     # technique fold_in_split: the line ``--plan`` prints about it (applied or why not)
     fold_in_split_note: str = ""
+    # technique wide_flags: the spawn loop's lane flags (its loop condition, its spawn
+    # masks and indices, its lane conditions) as 32-bit ints (wide_flags_decision)
+    wide_flags: bool = False
+    wide_flags_note: str = ""
+    # technique sched_pressure: the kernel compiled with register-pressure aware
+    # scheduling before register allocation (sched_pressure_decision)
+    sched_pressure: bool = False
+    sched_pressure_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -899,6 +914,14 @@ class KernelPlan:
             L.append(f"narrow partials (narrow_partials): {self.narrow_partials_note}")
         if self.fold_in_split_note:
             L.append(f"base case in the split (fold_in_split): {self.fold_in_split_note}")
+        if self.wide_flags_note and not self.wide_flags_note.startswith("not applied"):
+            # (where it does not apply, only the techniques' list says why: kernels
+            # without a heavy spawn loop keep their plan text)
+            L.append(f"wide lane flags (wide_flags): {self.wide_flags_note}")
+        if self.sched_pressure_note and not self.sched_pressure_note.startswith(
+                "not applied"):
+            L.append(f"pressure-aware scheduling (sched_pressure): "
+                     f"{self.sched_pressure_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -1087,13 +1110,17 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
         steps[at] = dataclasses.replace(split_step, inductive_copy=copy)
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
+    wide, wide_note = wide_flags_decision(steps, cols, t.locals, off, tg)
+    sched, sched_note = sched_pressure_decision(steps, off, tg)
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
                       tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
                       site_note, staged, staged_note, uniform_note, fold_note,
                       lane_buffers_note=buffers_note, level_note=level_note,
                       site_leaves_note=site_leaves_note,
-                      narrow_partials_note=narrow_note, fold_in_split_note=in_split_note)
+                      narrow_partials_note=narrow_note, fold_in_split_note=in_split_note,
+                      wide_flags=wide, wide_flags_note=wide_note, sched_pressure=sched,
+                      sched_pressure_note=sched_note)
 
 
 def buffers_decision(tg: Target, fused: bool, off: frozenset[str], on: frozenset[str]
@@ -1114,6 +1141,75 @@ def buffers_decision(tg: Target, fused: bool, off: frozenset[str], on: frozenset
         return False, f"off by default on the {tg.name} back end; it would apply"
     return True, ("on: the lane passes as one lane loop per 32-thread step into stack "
                   "arrays, integer reductions into per-lane partials")
+
+
+def heavy_loop_body(body: tuple[ir.Stmt, ...]) -> bool:
+    """Whether a spawn loop's body calls a library function (uts's SHA-1: 80 rounds of
+    straight-line code in every lane) and neither reduces nor loops: the C back end runs
+    its partial chunks as 32 clamped lanes (c_lanes.LoopEmitter), and wide_flags
+    applies to it."""
+    nodes = list(ir.walk_nodes(body))
+    return any(isinstance(n, ir.LibCall) for n in nodes) and not any(
+        isinstance(n, ir.Reduce | ir.For | ir.While) for n in nodes)
+
+
+def sched_pressure_decision(steps: list[Step], off: frozenset[str], tg: Target
+                            ) -> tuple[bool, str]:
+    """Whether the kernel is compiled with gcc's register-pressure aware instruction
+    scheduling before register allocation (technique ``sched_pressure``: x86 gcc
+    schedules only after allocation by default), and the line ``--plan`` prints.  Where
+    the spawn loop's lane body is heavy (:func:`heavy_loop_body`: uts's SHA-1, its
+    rounds' values spilled): uts T3 reexp, on vs off interleaved in one process (medians
+    of 9, loaded 2-core Zen 4, 2026-11-28), C time 13-20% lower on the AVX2 build
+    (-march=znver3; one run of 5 showed no difference), 3-20% on AVX-512.  Other kernels
+    are compiled as before."""
+    it = next((st for st in steps if isinstance(st, LoopIterate)), None)
+    if it is None or it.lanes <= 1 or it.body is None:
+        return False, ""
+    if not heavy_loop_body(it.shape.loop.body):
+        return False, ("not applied: the spawn loop's body calls no library function or "
+                       "reduces (a light lane loop)")
+    if "sched_pressure" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=sched_pressure); it would apply"
+    if not tg.sched_pressure:
+        return False, f"not on the {tg.name} back end; it would apply"
+    return True, ("on: the kernel is scheduled before register allocation, pressure-aware "
+                  "(gcc: its heavy lane body's values spill less)")
+
+
+def wide_flags_decision(steps: list[Step], columns: tuple[Column, ...],
+                        local_types: dict[str, ir.Ty], off: frozenset[str], tg: Target
+                        ) -> tuple[bool, str]:
+    """Whether a spawn loop's phase B lane loop keeps its per-lane flags (the loop
+    condition ``go``, the sites' masks and spawn indices, the lane conditions) as 32-bit
+    ints instead of bytes (technique ``wide_flags``), and the line ``--plan`` prints.
+
+    gcc vectorizes a loop by its narrowest type: byte flags next to 32-bit values make
+    it 32 lanes per iteration, each 32-bit value four 256-bit registers.  A heavy lane
+    body (:func:`heavy_loop_body`: uts's SHA-1, about 20 values live at once) then
+    spills most of them (uts, AVX2 build: 3,729 stack accesses in the kernel, 1,611
+    with 32-bit flags); with 32-bit flags gcc takes 8 lanes per 256-bit vector.  Only
+    where every value of the lane loop (the loop state, the frame's columns, the
+    task's locals) is 32 bits or wider: a narrower one sets the factor anyway.  Light
+    bodies keep byte flags (no spills at 32 lanes; their kernels unchanged)."""
+    it = next((st for st in steps if isinstance(st, LoopIterate)), None)
+    if it is None or it.lanes <= 1 or it.body is None:
+        return False, ""
+    if not heavy_loop_body(it.shape.loop.body):
+        return False, ("not applied: the spawn loop's body calls no library function or "
+                       "reduces (byte flags: a light lane loop does not spill)")
+    narrow = sorted({c.render() for c in (*it.state, *columns) if c.bits < 32}
+                    | {f"{n}:{ty.dtype.name}" for n, ty in local_types.items()
+                       if ty.dtype.itemsize < 4})
+    if narrow:
+        return False, (f"not applied: values narrower than 32 bits in the lane loop "
+                       f"({', '.join(narrow)}) set gcc's vectorization factor anyway")
+    if "wide_flags" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=wide_flags); it would apply"
+    if not tg.wide_flags:
+        return False, f"not on the {tg.name} back end; it would apply"
+    return True, ("on: the spawn loop's lane flags are 32-bit ints (gcc vectorizes its "
+                  "heavy lane body 8 lanes per 256-bit vector, not 32: fewer spills)")
 
 
 def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],
