@@ -8,6 +8,7 @@ of bfs children and statistics, so both back ends report the same numbers.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -278,7 +279,7 @@ class CModuleGen:
         for step in plan.steps:
             L += self.step(step)
             self.consumed.append(step.id)
-        return "\n".join(L)
+        return "\n".join(group_steps("\n".join(L).split("\n")))
 
     def staged_step(self, bits: int) -> str:
         """The compaction step macro for ``bits``-bit lane arrays a lane loop has just
@@ -375,6 +376,57 @@ class CModuleGen:
             if p.name in ind:
                 L.append(f"        qp_{p.name}[ni] = {var(p.name)};")
         L += ["        nb += isb; ni += 1 - isb;", "    }"]
+        return self.split_prepass(step, L) if step.prepass else L
+
+    def split_prepass(self, step: kp.Split, split: list[str]) -> list[str]:
+        """block_in_place (Split.prepass): any / all of the is-base test over the block
+        first (byte lanes ORed and ANDed, 32 threads per step: no popcount, no
+        compaction); a block whose threads all agree is read in place (all base: ``bp_``
+        points into the block; all inductive: ``qp_`` does, or a memcpy where
+        Split.inductive_copy says), a mixed block runs ``split``."""
+        f = self.bp.columns
+        pred = self.expr(step.mask)
+        reads = {c.name for c in step.reads}
+        base = [p for p in f if p.name in {c.name for c in step.base.columns}]
+        ind = [p for p in f if p.name in {c.name for c in step.inductive.columns}]
+        lanes = step.lanes
+        L = ["    /* block_in_place: any / all of the is-base test first; a block whose",
+             "       threads all agree is read in place, a mixed one is split */",
+             f"    uint8_t pany[{lanes}], pall[{lanes}];",
+             "    memset(pany, 0, sizeof(pany)); memset(pall, 1, sizeof(pall));",
+             "    int64_t tp = 0;",
+             f"    for (; tp + {lanes} <= n; tp += {lanes}) {{",
+             f"        for (int u = 0; u < {lanes}; u++) {{"]
+        L += [f"            {var(p.name)} = p_{p.name}[off + tp + u];" for p in f
+              if p.name in reads]
+        L += at(step.mask.loc, [f"            const uint8_t isb = ({pred}) ? 1 : 0;"])
+        L += ["            pany[u] |= isb; pall[u] &= isb;", "        }", "    }",
+              f"    int bany = rv_bits32(pany) != 0, ball = n < {lanes} || "
+              "rv_bits32(pall) == 0xFFFFFFFFu;",
+              "    for (; tp < n; tp++) {"]
+        L += [f"        {var(p.name)} = p_{p.name}[off + tp];" for p in f
+              if p.name in reads and p.name not in self.bp.uniform]
+        L += at(step.mask.loc, [f"        const int isb = ({pred}) ? 1 : 0;"])
+        L += ["        bany |= isb; ball &= isb;", "    }",
+              "    if (ball) {  /* all base: the base case reads the block in place */",
+              "        nb = n;"]
+        L += [f"        bp_{p.name} = p_{p.name} + off;" for p in base]
+        L += ["    } else if (!bany) {  /* all inductive: read in place */", "        ni = n;"]
+        copy = [f"            memcpy(qp_{p.name}, p_{p.name} + off, n * sizeof(*qp_{p.name}));"
+                for p in ind]
+        here = [f"            qp_{p.name} = p_{p.name} + off;" for p in ind]
+        if not ind:
+            pass
+        elif step.inductive_copy == "bfs":
+            L += ["        if (out_base < off + n) {  /* bfs: the children overwrite the "
+                  "block: read a copy */", *copy, "        } else {", *here, "        }"]
+        elif step.inductive_copy == "never":  # read before any child is written
+            L += [x[4:] for x in here]
+        else:  # the kernel may grow (move) the columns while it spawns: read a copy
+            L += [x[4:] for x in copy]
+        L += ["    } else {  /* mixed: the split */"]
+        L += ["    " + x if x and not x.startswith("#") else x for x in split]
+        L.append("    }")
         return L
 
     def split_once(self, step: kp.Split) -> list[str]:
@@ -760,13 +812,51 @@ RV_SCALAR_STEP(8) RV_SCALAR_STEP(16) RV_SCALAR_STEP(32) RV_SCALAR_STEP(64)
 /* A step whose 32 lanes are all kept is a copy, one that keeps none does nothing: blocks
    whose threads agree (every thread of a level inductive, every lane making a spawn) skip
    the compaction; the branch is predictable exactly then. */
+/* The all-kept copy of 32 lanes.  AVX2 builds (no AVX-512): 256-bit loads and stores;
+   gcc's memcpy of 32 bytes tuned for Zen 3 (-march=znver3) moves 128 bits at a time. */
+#if REVEC_X86 && defined(__AVX2__) && !defined(__AVX512F__)
+static inline void rv_copy256(void *o, const void *x, int pieces) {
+    for (int q = 0; q < pieces; q++)
+        _mm256_storeu_si256((__m256i *)o + q, _mm256_loadu_si256((const __m256i *)x + q));
+}
+#define RV_COPY32(W, o, x) rv_copy256((o), (x), W / 8)
+#else
+#define RV_COPY32(W, o, x) memcpy((o), (x), 32 * sizeof(uint##W##_t))
+#endif
 #define RV_STEP_(W, x, o, j, b) do { uint32_t b_ = (b);                                   \
-    if (b_ == 0xFFFFFFFFu) memcpy((o) + (j), (x), 32 * sizeof(uint##W##_t));           \
+    if (b_ == 0xFFFFFFFFu) RV_COPY32(W, (o) + (j), (x));                                   \
     else if (b_) RV_CSTEP##W((x), (o), (j), b_); } while (0)
 #define RV_STEP8(x, o, j, b) RV_STEP_(8, x, o, j, b)
 #define RV_STEP16(x, o, j, b) RV_STEP_(16, x, o, j, b)
 #define RV_STEP32(x, o, j, b) RV_STEP_(32, x, o, j, b)
 #define RV_STEP64(x, o, j, b) RV_STEP_(64, x, o, j, b)
+/* Steps of several 8-bit columns under one mask (the split's columns, a child block's):
+   the mask's control is built once (rv_gctrl8) and applied to each column (rv_gapply8).
+   AVX2: one 256-bit pshufb control per 32 lanes (the SSSE3 16-lane control of each
+   half); AVX-512 (VBMI2) and scalar builds: the mask itself, each column's own step. */
+#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+typedef uint32_t rv_g8;
+#define rv_gctrl8(b) (b)
+#define rv_gapply8(x, o, j, c) RV_CSTEP8((x), (o), (j), (c))
+#elif REVEC_X86 && defined(__AVX2__)
+typedef struct { __m256i c; int64_t lo; } rv_g8;
+static inline rv_g8 rv_gctrl8(uint32_t b) {
+    rv_g8 g;
+    g.c = _mm256_inserti128_si256(_mm256_castsi128_si256(revec_ctrl16x8(b & 0xFFFFu)),
+                                  revec_ctrl16x8(b >> 16), 1);
+    g.lo = __builtin_popcount(b & 0xFFFFu);
+    return g;
+}
+static inline void rv_gapply8(const uint8_t *x, uint8_t *o, int64_t j, rv_g8 g) {
+    __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)x), g.c);
+    _mm_storeu_si128((__m128i *)(o + j), _mm256_castsi256_si128(v));
+    _mm_storeu_si128((__m128i *)(o + j + g.lo), _mm256_extracti128_si256(v, 1));
+}
+#else
+typedef uint32_t rv_g8;
+#define rv_gctrl8(b) (b)
+#define rv_gapply8(x, o, j, c) RV_CSTEP8((x), (o), (j), (c))
+#endif
 """
 
 # The plan's staged_steps (kernel_plan.staged_decision): steps over 32 lanes of 16- or
@@ -864,6 +954,65 @@ LEGEND = """/* Legend.  #line directives name the program's file and line before
    seq_<task>       the plain recursive C; omp_<task> its OpenMP-tasks peer
    rvm_*, revec_*   the driver's hooks (csrc/driver.h) and the entry points
    RV_*, rv_*       runtime macros and functions (compaction steps: RV_STEP<bits>) */"""
+
+
+_STEP_LINE = re.compile(r"^(\s*)RV_STEP8\((.*)\);$")
+
+
+def _call_args(text: str) -> list[str]:
+    """The top-level comma-separated arguments of a macro call's argument text."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur.strip()]
+
+
+def group_steps(lines: list[str]) -> list[str]:
+    """Consecutive 8-bit compaction steps (``RV_STEP8(x, o, j, b);`` lines, one per
+    column) under the same mask ``b`` and output index ``j`` as one group: the all-kept
+    copy and the empty test once, the mask's shuffle control built once for every
+    column (``rv_gctrl8`` / ``rv_gapply8``: AVX2 builds build one 256-bit pshufb control
+    per 32 lanes, not one per column).  The steps of a group write different columns and
+    none changes ``j`` or ``b``.  Measured (parentheses(16), AVX2 build -march=znver3 on
+    a Zen 4, B = 2^14, CPU seconds, medians of 11 interleaved runs): 0.0369 -> 0.0308 s."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _STEP_LINE.match(lines[i])
+        group: list[list[str]] = []
+        if m is not None:
+            args = _call_args(m.group(2))
+            group = [args]
+            k = i + 1
+            while k < len(lines):
+                m2 = _STEP_LINE.match(lines[k])
+                if m2 is None or m2.group(1) != m.group(1):
+                    break
+                a2 = _call_args(m2.group(2))
+                if len(a2) != 4 or a2[2:] != args[2:]:
+                    break
+                group.append(a2)
+                k += 1
+        if len(group) < 2 or len(group[0]) != 4:
+            out.append(lines[i])
+            i += 1
+            continue
+        ind = m.group(1) if m is not None else ""
+        j, b = group[0][2], group[0][3]
+        out += [f"{ind}{{ const uint32_t g_ = ({b});  /* one mask, {len(group)} columns */",
+                f"{ind}  if (g_ == 0xFFFFFFFFu) {{",
+                *[f"{ind}    RV_COPY32(8, ({o}) + ({j}), ({x}));" for x, o, _, _ in group],
+                f"{ind}  }} else if (g_) {{",
+                f"{ind}    const rv_g8 gc_ = rv_gctrl8(g_);",
+                *[f"{ind}    rv_gapply8(({x}), ({o}), ({j}), gc_);" for x, o, _, _ in group],
+                f"{ind}  }} }}"]
+        i += len(group)
+    return out
 
 
 def generate_c_module(program: ir.Program, task: str, plan: kp.KernelPlan | None = None

@@ -112,12 +112,19 @@ class Target:
     # masks straight to bits, narrow lane sums (C); else the split, the base case and
     # lane spawns whose last partial step writes every child (numba)
     leaf_fused: bool = False
+    # block_in_place (Split.prepass): before a vector split, one pass over the is-base
+    # test (any and all, 32 threads per step, no compaction) so a block whose threads
+    # all agree -- all inductive or all base, as in parentheses, where is-base holds
+    # exactly at one depth -- is read in place instead of split into copies; a mixed
+    # block is split as before (C; figures at prepass_decision)
+    block_in_place: bool = False
 
 
 TARGETS = {
     "c": Target("c", loop_lanes=True, narrow_sum=True, counts_in_locals=False,
                 state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
-                site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True),
+                site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True,
+                block_in_place=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True, leaf_inline=False),
 }
@@ -128,7 +135,8 @@ TARGETS = {
 # The built-module caches key on the generated source, which differs.
 PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
-TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps")
+TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps",
+              "block_in_place")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -348,6 +356,10 @@ class Split(Step):
     # (the block may move), "never" where the inductive case reads its columns before it
     # writes any child (a lock-step spawn loop's phase A: only the active lists after it)
     inductive_copy: str = ""
+    # block_in_place: an any / all pass over the is-base test first; a block whose
+    # threads all agree is read in place (the inductive side: a copy where
+    # ``inductive_copy`` says), a mixed one is split as above
+    prepass: bool = False
 
     @property
     def in_place(self) -> bool:
@@ -368,10 +380,18 @@ class Split(Step):
                     "decided once per block, at its first thread: all base or all inductive",
                     f"base reads {_names(self.base.columns)}; inductive reads "
                     f"{_names(self.inductive.columns)}: {how}"]
-        return [f"mask: {show_expr(self.mask)}  (reads {_names(self.reads)})",
-                f"lanes: {self.lanes}, rest one by one",
-                self.base.render(), self.inductive.render(),
-                "fast paths: " + "; ".join(self.fast_paths)]
+        pre = [] if not self.prepass else [
+            f"first: any / all of the mask, {self.lanes} threads per step; all inductive or "
+            "all base -> the block read in place, no split (" + {
+                "bfs": "the inductive side a copy where the children overwrite the block "
+                       "(bfs: out_base < off + n)",
+                "never": "no copy in any mode",
+                "always": "the inductive side a copy: the columns may move when the kernel "
+                          "grows them"}[self.inductive_copy] + "); else:"]
+        return pre + [f"mask: {show_expr(self.mask)}  (reads {_names(self.reads)})",
+                      f"lanes: {self.lanes}, rest one by one",
+                      self.base.render(), self.inductive.render(),
+                      "fast paths: " + "; ".join(self.fast_paths)]
 
 
 @dataclass(frozen=True)
@@ -717,6 +737,8 @@ class KernelPlan:
     # uniform_base and base_fold: the lines ``--plan`` prints about them (applied or why not)
     uniform_note: str = ""
     fold_note: str = ""
+    # block_in_place: the line ``--plan`` prints about it (applied or why not)
+    block_in_place_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -759,6 +781,8 @@ class KernelPlan:
             L.append(f"uniform is-base (uniform_base): {self.uniform_note}")
         if self.fold_note:
             L.append(f"branch-free base case (base_fold): {self.fold_note}")
+        if self.block_in_place_note:
+            L.append(f"blocks in place (block_in_place): {self.block_in_place_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -909,19 +933,48 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
             reason = "no lane shape fits"
         steps.append(ThreadSpawns(sid("threads"), bp.inductive, ind_side.columns, dynamic,
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
-    if once:  # when the inductive side reads a copy: its shape decides (Split.inductive_copy)
+    prepass, prepass_note = prepass_decision(once, fused, split_mode, base_side, ind_side,
+                                             off, tg)
+    if once or prepass:  # when the inductive side reads a copy: its shape decides
         at = next(i for i, st in enumerate(steps) if isinstance(st, Split))
         copy = ("never" if any(isinstance(st, LoopPrefix) for st in steps) else
                 "always" if dynamic else "bfs")
         split_step = steps[at]
         assert isinstance(split_step, Split)
-        steps[at] = dataclasses.replace(split_step, inductive_copy=copy)
+        steps[at] = dataclasses.replace(split_step, inductive_copy=copy, prepass=prepass)
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
                       uniform, tuple(steps), slack, scratch_of(tg, steps),
                       tuple(r.name for r in bp.reducers if r.bound), leaf, leaf_note,
-                      site_note, staged, staged_note, uniform_note, fold_note)
+                      site_note, staged, staged_note, uniform_note, fold_note,
+                      prepass_note)
+
+
+def prepass_decision(once: bool, fused: bool, split_mode: str, base: Side, ind: Side,
+                     off: frozenset[str], tg: Target) -> tuple[bool, str]:
+    """block_in_place: whether a vector split first runs an any / all pass over the
+    is-base test (:attr:`Split.prepass`), and the line ``--plan`` prints about it.  A
+    block whose threads all agree then skips the split: all base, its base case reads
+    the block in place; all inductive, the inductive case reads it in place (a copy
+    where Split.inductive_copy says).  A block whose threads are mixed pays the pass (a
+    compare and two logic operations per 32 threads, no compaction) and is split as
+    before.  Blocks agree where the is-base test follows the depth (parentheses:
+    closed == n holds at depth 2n only) or where whole blocks of a level are inductive.
+    Measured: see docs/backends.md (block_in_place)."""
+    if once:
+        return False, ""  # (uniform_base decides the block with one test)
+    if fused:
+        return False, ("not applied: leaf inlining as one pass counts the base threads "
+                       "instead (only the root block has any)")
+    if split_mode != "vector" or base.keep != "copy" or ind.keep != "copy":
+        return False, "not applied: the split keeps arena indices (scalar split mode)"
+    if "block_in_place" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=block_in_place); it would apply"
+    if not tg.block_in_place:
+        return False, f"not on the {tg.name} back end; it would apply"
+    return True, ("on: an any / all pass over the is-base test first; a block whose "
+                  "threads all agree is read in place, not split into copies")
 
 
 def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],

@@ -127,7 +127,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     (void)t;
 #line 41 "graphcol.py"
     if (n > 0 && ((((int32_t)(v_v)) == v_n))) {
-#line 1656 "graphcol_graphcol.c"
+#line 1694 "graphcol_graphcol.c"
         nb = n;  /* read in place (bp_: the block) */
     } else {
         ni = n;
@@ -145,7 +145,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     for (int64_t j = 0; j < nb; j++) {
 #line 42 "graphcol.py"
         la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 1674 "graphcol_graphcol.c"
+#line 1712 "graphcol_graphcol.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -193,7 +193,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             m2[u] = _c4;
 #line 51 "graphcol.py"
             a2_blue[u] = ((uint64_t)(v_blue | v_b));
-#line 1722 "graphcol_graphcol.c"
+#line 1760 "graphcol_graphcol.c"
         }
         uint32_t e0 = 0xFFFFFFFFu, e1 = 0, e2 = 0;
         (void)e0;
@@ -349,7 +349,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             }
 #line 50 "graphcol.py"
         }
-#line 1878 "graphcol_graphcol.c"
+#line 1916 "graphcol_graphcol.c"
         (void)si;
     }
     acc_colourings = la_colourings;
@@ -481,13 +481,13 @@ void revec_free(void *p) { free(p); }
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue);
 #line 39 "graphcol.py"
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue) {
-#line 2010 "graphcol_graphcol.c"
+#line 2048 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2016 "graphcol_graphcol.c"
+#line 2054 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -507,7 +507,7 @@ static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         seq_graphcol(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))), ((uint64_t)(v_red)), ((uint64_t)(v_green)), ((uint64_t)(((uint64_t)(v_blue | v_b)))));
 #line 50 "graphcol.py"
     }
-#line 2036 "graphcol_graphcol.c"
+#line 2074 "graphcol_graphcol.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -528,13 +528,13 @@ static int64_t rv_omp_cutoff;
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth);
 #line 39 "graphcol.py"
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth) {
-#line 2057 "graphcol_graphcol.c"
+#line 2095 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2063 "graphcol_graphcol.c"
+#line 2101 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -626,7 +626,7 @@ static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         }
 #line 50 "graphcol.py"
     }
-#line 2155 "graphcol_graphcol.c"
+#line 2193 "graphcol_graphcol.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
