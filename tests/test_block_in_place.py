@@ -1,8 +1,9 @@
 """Blocks in place (technique ``block_in_place``, revec/transforms/kernel_plan.py
 ``prepass_decision``; on by default on the C back end, REVEC_PLAN_OFF=block_in_place
-off): before a vector split, one pass over the is-base test (any and all, 32 threads per
-step); a block whose threads all agree is read in place instead of split into copies, a
-mixed block is split as before.  Results and every statistic are the same on and off.
+off): before a vector split, one pass over the is-base test (32 threads per step, the
+masks stored); a block whose threads all agree is read in place instead of split into
+copies, a mixed block is split on the stored masks.  Results and every statistic are
+the same on and off.
 
 Also the grouped 8-bit compaction steps (c_codegen.group_steps): consecutive steps of
 several columns under one mask share the mask's control (one AVX2 pshufb control per
@@ -41,7 +42,7 @@ def test_decision() -> None:
     on = kp.build_plan(par, "parentheses", off=NONE)
     assert _split(on).prepass and _split(on).inductive_copy == "bfs"
     assert "blocks in place (block_in_place): on:" in on.render()
-    assert "first: any / all of the mask" in on.render()
+    assert "first: the mask, 32 threads per step, stored" in on.render()
     off = kp.build_plan(par, "parentheses", off=frozenset({"block_in_place"}))
     assert not _split(off).prepass and "block_in_place): switched off" in off.render()
     numba = kp.build_plan(par, "parentheses", target="numba", off=NONE)
@@ -81,8 +82,9 @@ def built_pair(monkeypatch: pytest.MonkeyPatch, program: Any, task: str,
         monkeypatch.setenv(kp.PLAN_OFF_ENV, ",".join(x for x in (off, extra_off) if x))
         monkeypatch.setenv(kp.PLAN_ON_ENV, "")
         built[off] = api.compiled_task(program, task, "c")
-    assert "block_in_place: any / all" in built[""].source
-    assert "block_in_place: any / all" not in built["block_in_place"].source
+    assert "block_in_place: the is-base masks first" in built[""].source
+    assert "pm[(uint64_t)t / 32]" in built[""].source  # the split on the stored masks
+    assert "block_in_place" not in built["block_in_place"].source
     return built
 
 

@@ -211,6 +211,8 @@ class CModuleGen:
               for p in f]
         L += [f"static {ctype(p.ty)} u_{p.name};  /* invariant: the root's value */"
               for p in self.invariant]
+        if split.prepass:  # block_in_place: the pass's masks, 32 threads per word
+            L.append("static RV_TLS uint32_t *pmask;")
         if plan.leaf_inline is not None:
             # leaf inlining: per child block, the children that ran as base cases in
             # their parent's lane (counted as tasks and leaves of the child's level)
@@ -240,6 +242,8 @@ class CModuleGen:
             if x.kind == "copy":
                 L.append(f"    {x.name} = ({ctype(x.ty)} *)rv_realloc({x.name}, "
                          f"n * sizeof(*{x.name}));")
+        if split.prepass:
+            L.append("    pmask = (uint32_t *)rv_realloc(pmask, (n / 32 + 1) * sizeof(uint32_t));")
         L += ["    scratch_cap = n;", "}", "",
               "/* one block [off, off + n): returns the number of base threads */",
               "static int64_t kernel(int64_t off, int64_t n, int64_t out_base, "
@@ -272,6 +276,9 @@ class CModuleGen:
               if p.name in base_used]
         L += [f"    {ctype(p.ty)} *restrict qp_{p.name} = q_{p.name};" for p in f
               if p.name in ind_used]
+        if split.prepass:
+            L.append("    uint32_t *restrict pm = pmask;")
+            L.append("    (void)pm;")
         L.append("    int64_t *kc = kcnt;")
         L.append("    (void)kc;")
         if plan.leaf_inline is not None:
@@ -343,16 +350,23 @@ class CModuleGen:
         f = self.bp.columns
         pred = self.expr(step.mask)
         reads = {c.name for c in step.reads}
-        L = ["#ifndef RV_SCALAR_SPLIT",
-             "    /* is-base over 32 threads at a time, then a table-driven compaction of",
-             "       each column into the base / inductive frames (revec.runtime.compaction) */",
-             f"    for (; t + {step.lanes} <= n; t += {step.lanes}) {{",
-             f"        uint8_t m[{step.lanes}];",
-             f"        for (int u = 0; u < {step.lanes}; u++) {{"]
-        L += [f"            {var(p.name)} = p_{p.name}[off + t + u];" for p in f
-              if p.name in reads]
-        L += at(step.mask.loc, [f"            m[u] = ({pred}) ? 1 : 0;"])
-        L += ["        }", "        uint32_t bits = rv_bits32(m);"]
+        if step.prepass:  # block_in_place: the masks its pass stored
+            L = ["#ifndef RV_SCALAR_SPLIT",
+                 "    /* the is-base masks block_in_place's pass stored, then a table-driven",
+                 "       compaction of each column into the base / inductive frames */",
+                 f"    for (; t + {step.lanes} <= n; t += {step.lanes}) {{",
+                 f"        uint32_t bits = pm[(uint64_t)t / {step.lanes}];"]
+        else:
+            L = ["#ifndef RV_SCALAR_SPLIT",
+                 "    /* is-base over 32 threads at a time, then a table-driven compaction of",
+                 "       each column into the base / inductive frames (revec.runtime.compaction) */",
+                 f"    for (; t + {step.lanes} <= n; t += {step.lanes}) {{",
+                 f"        uint8_t m[{step.lanes}];",
+                 f"        for (int u = 0; u < {step.lanes}; u++) {{"]
+            L += [f"            {var(p.name)} = p_{p.name}[off + t + u];" for p in f
+                  if p.name in reads]
+            L += at(step.mask.loc, [f"            m[u] = ({pred}) ? 1 : 0;"])
+            L += ["        }", "        uint32_t bits = rv_bits32(m);"]
         base = {c.name for c in step.base.columns}
         ind = {c.name for c in step.inductive.columns}
         for p in f:
@@ -379,39 +393,46 @@ class CModuleGen:
         return self.split_prepass(step, L) if step.prepass else L
 
     def split_prepass(self, step: kp.Split, split: list[str]) -> list[str]:
-        """block_in_place (Split.prepass): any / all of the is-base test over the block
-        first (byte lanes ORed and ANDed, 32 threads per step: no popcount, no
-        compaction); a block whose threads all agree is read in place (all base: ``bp_``
-        points into the block; all inductive: ``qp_`` does, or a memcpy where
-        Split.inductive_copy says), a mixed block runs ``split``."""
+        """block_in_place (Split.prepass): the is-base masks of the block first, 32
+        threads per step, stored (``pm``: one word per step) and ORed and ANDed.  A block
+        whose threads all agree is read in place (all base: ``bp_`` points into the
+        block; all inductive: ``qp_`` does, or a memcpy where Split.inductive_copy says);
+        a mixed block runs ``split`` on the stored masks (the test is evaluated once per
+        thread either way)."""
         f = self.bp.columns
         pred = self.expr(step.mask)
         reads = {c.name for c in step.reads}
         base = [p for p in f if p.name in {c.name for c in step.base.columns}]
         ind = [p for p in f if p.name in {c.name for c in step.inductive.columns}]
         lanes = step.lanes
-        L = ["    /* block_in_place: any / all of the is-base test first; a block whose",
-             "       threads all agree is read in place, a mixed one is split */",
-             f"    uint8_t pany[{lanes}], pall[{lanes}];",
-             "    memset(pany, 0, sizeof(pany)); memset(pall, 1, sizeof(pall));",
+        L = ["    /* block_in_place: the is-base masks first (stored: the split of a mixed",
+             "       block reuses them); a block whose threads all agree is read in place.",
+             "       pk: bit 0 an inductive thread seen, bit 1 a base one (3: mixed) */",
+             "    uint32_t por = 0, pand = 0xFFFFFFFFu;",
              "    int64_t tp = 0;",
+             "#ifndef RV_SCALAR_SPLIT",
              f"    for (; tp + {lanes} <= n; tp += {lanes}) {{",
+             f"        uint8_t m[{lanes}];",
              f"        for (int u = 0; u < {lanes}; u++) {{"]
         L += [f"            {var(p.name)} = p_{p.name}[off + tp + u];" for p in f
               if p.name in reads]
-        L += at(step.mask.loc, [f"            const uint8_t isb = ({pred}) ? 1 : 0;"])
-        L += ["            pany[u] |= isb; pall[u] &= isb;", "        }", "    }",
-              f"    int bany = rv_bits32(pany) != 0, ball = n < {lanes} || "
-              "rv_bits32(pall) == 0xFFFFFFFFu;",
+        L += at(step.mask.loc, [f"            m[u] = ({pred}) ? 1 : 0;"])
+        L += ["        }",
+              "        const uint32_t pb = rv_bits32(m);",
+              f"        pm[(uint64_t)tp / {lanes}] = pb; por |= pb; pand &= pb;",
+              "    }",
+              "#endif",
+              "    int pk = (pand != 0xFFFFFFFFu) | ((por != 0) << 1);",
               "    for (; tp < n; tp++) {"]
         L += [f"        {var(p.name)} = p_{p.name}[off + tp];" for p in f
               if p.name in reads and p.name not in self.bp.uniform]
-        L += at(step.mask.loc, [f"        const int isb = ({pred}) ? 1 : 0;"])
-        L += ["        bany |= isb; ball &= isb;", "    }",
-              "    if (ball) {  /* all base: the base case reads the block in place */",
+        L += at(step.mask.loc, [f"        pk |= ({pred}) ? 2 : 1;"])
+        L += ["    }",
+              "    if (pk == 2) {  /* all base: the base case reads the block in place */",
               "        nb = n;"]
         L += [f"        bp_{p.name} = p_{p.name} + off;" for p in base]
-        L += ["    } else if (!bany) {  /* all inductive: read in place */", "        ni = n;"]
+        L += ["    } else if (pk <= 1) {  /* all inductive (or none): read in place */",
+              "        ni = n;"]
         copy = [f"            memcpy(qp_{p.name}, p_{p.name} + off, n * sizeof(*qp_{p.name}));"
                 for p in ind]
         here = [f"            qp_{p.name} = p_{p.name} + off;" for p in ind]
@@ -659,9 +680,12 @@ class CModuleGen:
         return f"la_{r} = (_ls_{r} {cmp} la_{r}) ? _ls_{r} : la_{r};"
 
     def copy_bytes(self) -> int:
-        """Bytes per thread of the split's copies (the plan's scratch of kind copy)."""
+        """Bytes per thread of the split's copies (the plan's scratch of kind copy), and
+        with block_in_place one more (its masks: a bit per thread, counted as a byte)."""
+        split = self.plan.step(kp.Split)
         return sum(x.per_thread * x.ty.dtype.itemsize
-                   for x in self.plan.scratch if x.kind == "copy")
+                   for x in self.plan.scratch if x.kind == "copy") + (
+            1 if isinstance(split, kp.Split) and split.prepass else 0)
 
     def frame_bytes(self) -> int:
         return sum(p.ty.dtype.itemsize for p in self.bp.columns)

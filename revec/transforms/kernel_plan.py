@@ -113,10 +113,10 @@ class Target:
     # lane spawns whose last partial step writes every child (numba)
     leaf_fused: bool = False
     # block_in_place (Split.prepass): before a vector split, one pass over the is-base
-    # test (any and all, 32 threads per step, no compaction) so a block whose threads
+    # test (its masks stored, ORed and ANDed, 32 threads per step) so a block whose threads
     # all agree -- all inductive or all base, as in parentheses, where is-base holds
     # exactly at one depth -- is read in place instead of split into copies; a mixed
-    # block is split as before (C; figures at prepass_decision)
+    # block is split on the masks the pass stored (C; docs/backends.md)
     block_in_place: bool = False
 
 
@@ -356,9 +356,9 @@ class Split(Step):
     # (the block may move), "never" where the inductive case reads its columns before it
     # writes any child (a lock-step spawn loop's phase A: only the active lists after it)
     inductive_copy: str = ""
-    # block_in_place: an any / all pass over the is-base test first; a block whose
-    # threads all agree is read in place (the inductive side: a copy where
-    # ``inductive_copy`` says), a mixed one is split as above
+    # block_in_place: a pass over the is-base test first (its masks stored); a block
+    # whose threads all agree is read in place (the inductive side: a copy where
+    # ``inductive_copy`` says), a mixed one is split as above on the stored masks
     prepass: bool = False
 
     @property
@@ -381,13 +381,13 @@ class Split(Step):
                     f"base reads {_names(self.base.columns)}; inductive reads "
                     f"{_names(self.inductive.columns)}: {how}"]
         pre = [] if not self.prepass else [
-            f"first: any / all of the mask, {self.lanes} threads per step; all inductive or "
+            f"first: the mask, {self.lanes} threads per step, stored; all inductive or "
             "all base -> the block read in place, no split (" + {
                 "bfs": "the inductive side a copy where the children overwrite the block "
                        "(bfs: out_base < off + n)",
                 "never": "no copy in any mode",
                 "always": "the inductive side a copy: the columns may move when the kernel "
-                          "grows them"}[self.inductive_copy] + "); else:"]
+                          "grows them"}[self.inductive_copy] + "); else, on the stored masks:"]
         return pre + [f"mask: {show_expr(self.mask)}  (reads {_names(self.reads)})",
                       f"lanes: {self.lanes}, rest one by one",
                       self.base.render(), self.inductive.render(),
@@ -953,13 +953,13 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
 
 def prepass_decision(once: bool, fused: bool, split_mode: str, base: Side, ind: Side,
                      off: frozenset[str], tg: Target) -> tuple[bool, str]:
-    """block_in_place: whether a vector split first runs an any / all pass over the
+    """block_in_place: whether a vector split first runs a pass over the
     is-base test (:attr:`Split.prepass`), and the line ``--plan`` prints about it.  A
     block whose threads all agree then skips the split: all base, its base case reads
     the block in place; all inductive, the inductive case reads it in place (a copy
-    where Split.inductive_copy says).  A block whose threads are mixed pays the pass (a
-    compare and two logic operations per 32 threads, no compaction) and is split as
-    before.  Blocks agree where the is-base test follows the depth (parentheses:
+    where Split.inductive_copy says).  The pass stores its masks, so a block whose
+    threads are mixed is split on them (the test still evaluated once per thread; the
+    pass adds a store, an OR and an AND per 32 threads).  Blocks agree where the is-base test follows the depth (parentheses:
     closed == n holds at depth 2n only) or where whole blocks of a level are inductive.
     Measured: see docs/backends.md (block_in_place)."""
     if once:
@@ -973,7 +973,7 @@ def prepass_decision(once: bool, fused: bool, split_mode: str, base: Side, ind: 
         return False, f"switched off ({PLAN_OFF_ENV}=block_in_place); it would apply"
     if not tg.block_in_place:
         return False, f"not on the {tg.name} back end; it would apply"
-    return True, ("on: an any / all pass over the is-base test first; a block whose "
+    return True, ("on: a pass over the is-base test first (masks stored); a block whose "
                   "threads all agree is read in place, not split into copies")
 
 
