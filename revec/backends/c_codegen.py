@@ -212,6 +212,7 @@ class CModuleGen:
         L += [f"static {ctype(p.ty)} u_{p.name};  /* invariant: the root's value */"
               for p in self.invariant]
         if split.prepass:  # block_in_place: the pass's masks, 32 threads per word
+            # (allocated where the pass does not store them too: one driver for both)
             L.append("static RV_TLS uint32_t *pmask;")
         if plan.leaf_inline is not None:
             # leaf inlining: per child block, the children that ran as base cases in
@@ -350,7 +351,7 @@ class CModuleGen:
         f = self.bp.columns
         pred = self.expr(step.mask)
         reads = {c.name for c in step.reads}
-        if step.prepass:  # block_in_place: the masks its pass stored
+        if step.prepass and step.prepass_store:  # block_in_place: the stored masks
             L = ["#ifndef RV_SCALAR_SPLIT",
                  "    /* the is-base masks block_in_place's pass stored, then a table-driven",
                  "       compaction of each column into the base / inductive frames */",
@@ -390,7 +391,10 @@ class CModuleGen:
             if p.name in ind:
                 L.append(f"        qp_{p.name}[ni] = {var(p.name)};")
         L += ["        nb += isb; ni += 1 - isb;", "    }"]
-        return self.split_prepass(step, L) if step.prepass else L
+        if not step.prepass:
+            return L
+        return self.split_prepass(step, L) if step.prepass_store else \
+            self.split_anyall(step, L)
 
     def split_prepass(self, step: kp.Split, split: list[str]) -> list[str]:
         """block_in_place (Split.prepass): the is-base masks of the block first, 32
@@ -402,8 +406,6 @@ class CModuleGen:
         f = self.bp.columns
         pred = self.expr(step.mask)
         reads = {c.name for c in step.reads}
-        base = [p for p in f if p.name in {c.name for c in step.base.columns}]
-        ind = [p for p in f if p.name in {c.name for c in step.inductive.columns}]
         lanes = step.lanes
         L = ["    /* block_in_place: the is-base masks first (stored: the split of a mixed",
              "       block reuses them); a block whose threads all agree is read in place.",
@@ -427,9 +429,18 @@ class CModuleGen:
         L += [f"        {var(p.name)} = p_{p.name}[off + tp];" for p in f
               if p.name in reads and p.name not in self.bp.uniform]
         L += at(step.mask.loc, [f"        pk |= ({pred}) ? 2 : 1;"])
-        L += ["    }",
-              "    if (pk == 2) {  /* all base: the base case reads the block in place */",
-              "        nb = n;"]
+        L.append("    }")
+        return L + self.prepass_sides(step, split)
+
+    def prepass_sides(self, step: kp.Split, split: list[str]) -> list[str]:
+        """After block_in_place's pass (``pk``): all base, ``bp_`` points into the
+        block; all inductive (or no thread), ``qp_`` does (or a memcpy where
+        Split.inductive_copy says); mixed, ``split``."""
+        f = self.bp.columns
+        base = [p for p in f if p.name in {c.name for c in step.base.columns}]
+        ind = [p for p in f if p.name in {c.name for c in step.inductive.columns}]
+        L = ["    if (pk == 2) {  /* all base: the base case reads the block in place */",
+             "        nb = n;"]
         L += [f"        bp_{p.name} = p_{p.name} + off;" for p in base]
         L += ["    } else if (pk <= 1) {  /* all inductive (or none): read in place */",
               "        ni = n;"]
@@ -449,6 +460,57 @@ class CModuleGen:
         L += ["    " + x if x and not x.startswith("#") else x for x in split]
         L.append("    }")
         return L
+
+    def split_anyall(self, step: kp.Split, split: list[str]) -> list[str]:
+        """block_in_place (Split.prepass) for a cheap is-base test (no call, no memory
+        read: Split.prepass_store False): the first step's mask, then, unless it shows
+        both kinds of threads, the other steps' masks ORed and ANDed lane by lane (no
+        branch or store per step).  A block whose threads all agree is read in place; a
+        mixed one runs ``split``, which evaluates the test again."""
+        f = self.bp.columns
+        pred = self.expr(step.mask)
+        reads = {c.name for c in step.reads}
+        lanes = step.lanes
+
+        def lane_loads(t: str, ind_: str) -> list[str]:
+            return [f"{ind_}{var(p.name)} = p_{p.name}[off + {t} + u];" for p in f
+                    if p.name in reads]
+
+        L = ["    /* block_in_place: the is-base test first (any / all); a block whose",
+             "       threads all agree is read in place, a mixed one is split.  pk: bit 0",
+             "       an inductive thread seen, bit 1 a base one (3: mixed) */",
+             "    int pk = 0;",
+             "    int64_t tp = 0;",
+             "#ifndef RV_SCALAR_SPLIT",
+             f"    if (n >= {lanes}) {{  /* the first step: a mixed block stops here */",
+             f"        uint8_t m[{lanes}];",
+             f"        for (int u = 0; u < {lanes}; u++) {{",
+             *lane_loads("0", "            ")]
+        L += at(step.mask.loc, [f"            m[u] = ({pred}) ? 1 : 0;"])
+        L += ["        }",
+              "        const uint32_t pb = rv_bits32(m);",
+              "        pk = (pb != 0xFFFFFFFFu) | ((pb != 0) << 1);",
+              f"        tp = {lanes};",
+              "    }",
+              "    if (pk != 3) {  /* the other steps: lane-wise any / all */",
+              f"        uint8_t pany[{lanes}], pall[{lanes}];",
+              "        memset(pany, 0, sizeof(pany)); memset(pall, 1, sizeof(pall));",
+              f"        for (; tp + {lanes} <= n; tp += {lanes}) {{",
+              f"            for (int u = 0; u < {lanes}; u++) {{",
+              *lane_loads("tp", "                ")]
+        L += at(step.mask.loc, [f"                const uint8_t isb = ({pred}) ? 1 : 0;"])
+        L += ["                pany[u] |= isb; pall[u] &= isb;",
+              "            }",
+              "        }",
+              "        pk |= (rv_bits32(pall) != 0xFFFFFFFFu) | ((rv_bits32(pany) != 0) << 1);",
+              "    }",
+              "#endif",
+              "    for (; tp < n && pk != 3; tp++) {"]
+        L += [f"        {var(p.name)} = p_{p.name}[off + tp];" for p in f
+              if p.name in reads and p.name not in self.bp.uniform]
+        L += at(step.mask.loc, [f"        pk |= ({pred}) ? 2 : 1;"])
+        L.append("    }")
+        return L + self.prepass_sides(step, split)
 
     def split_once(self, step: kp.Split) -> list[str]:
         """uniform_base: the is-base test reads only level-uniform and invariant fields,

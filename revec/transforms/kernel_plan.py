@@ -360,6 +360,11 @@ class Split(Step):
     # whose threads all agree is read in place (the inductive side: a copy where
     # ``inductive_copy`` says), a mixed one is split as above on the stored masks
     prepass: bool = False
+    # ... the pass stores its masks for the split of a mixed block (an is-base test
+    # that calls or reads memory: evaluated once per thread); else (a cheap test) the
+    # pass ORs and ANDs mask bytes lane by lane, stops at a mixed first step, and a
+    # mixed block's split evaluates the test again
+    prepass_store: bool = True
 
     @property
     def in_place(self) -> bool:
@@ -381,13 +386,17 @@ class Split(Step):
                     f"base reads {_names(self.base.columns)}; inductive reads "
                     f"{_names(self.inductive.columns)}: {how}"]
         pre = [] if not self.prepass else [
-            f"first: the mask, {self.lanes} threads per step, stored; all inductive or "
+            f"first: the mask, {self.lanes} threads per step, " + (
+                "stored" if self.prepass_store else "any / all (a mixed first step stops "
+                "it)") + "; all inductive or "
             "all base -> the block read in place, no split (" + {
                 "bfs": "the inductive side a copy where the children overwrite the block "
                        "(bfs: out_base < off + n)",
                 "never": "no copy in any mode",
                 "always": "the inductive side a copy: the columns may move when the kernel "
-                          "grows them"}[self.inductive_copy] + "); else, on the stored masks:"]
+                          "grows them"}[self.inductive_copy] + (
+                              "); else, on the stored masks:" if self.prepass_store
+                              else "); else:")]
         return pre + [f"mask: {show_expr(self.mask)}  (reads {_names(self.reads)})",
                       f"lanes: {self.lanes}, rest one by one",
                       self.base.render(), self.inductive.render(),
@@ -941,7 +950,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                 "always" if dynamic else "bfs")
         split_step = steps[at]
         assert isinstance(split_step, Split)
-        steps[at] = dataclasses.replace(split_step, inductive_copy=copy, prepass=prepass)
+        steps[at] = dataclasses.replace(split_step, inductive_copy=copy, prepass=prepass,
+                                        prepass_store=not ir.speculable(bp.is_base))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
     return KernelPlan(task, Path(program.path).name, bp, tg, split_mode, cols, invariant,
