@@ -25,7 +25,7 @@ from revec.backends.c_lanes import LoopEmitter
 from revec.backends.c_stmts import CGen, CStmts, read_names
 from revec.emit.cexpr import cast, ctype
 from revec.emit.writer import at
-from revec.transforms.kernel_plan import KernelPlan
+from revec.transforms.kernel_plan import KernelPlan, Split
 
 _CSRC = Path(__file__).with_name("csrc")
 DRIVER_H = (_CSRC / "driver.h").read_text()
@@ -111,6 +111,13 @@ def _combine(r: ir.ReducerDecl, a: str, b: str) -> str:
     return f"if ({b} {cmp} {a}) {a} = {b};"
 
 
+def block_in_place_scratch(plan: KernelPlan, line: str) -> list[str]:
+    """``line`` (about block_in_place's masks, ``pmask``) where the plan's split has
+    the pass (Split.prepass), else nothing."""
+    split = plan.step(Split)
+    return [line] if isinstance(split, Split) and split.prepass else []
+
+
 def driver_source(gen: DriverGen) -> str:
     """The program's side of the driver: the ``rvm_*`` hooks of ``csrc/driver.h`` (after
     the kernel, whose state they reach)."""
@@ -170,6 +177,7 @@ def driver_source(gen: DriverGen) -> str:
           "void rvm_worker_init(const char *accs) {",
           "    cap_frames = 0; scratch_cap = 0; kcap_alloc = 0; kdirty = 0; kcnt = NULL;"]
     L += [f"    c_{p.name} = NULL; b_{p.name} = NULL; q_{p.name} = NULL;" for p in f]
+    L += block_in_place_scratch(gen.plan, "    pmask = NULL;")
     L += [f"    memcpy(&acc_{r.name}, accs + {8 * i}, sizeof(acc_{r.name}));"
           for i, r in enumerate(red)]
     L += ["    (void)accs;", "}",
@@ -178,6 +186,7 @@ def driver_source(gen: DriverGen) -> str:
           for i, r in enumerate(red)]
     L += [f"    free(c_{p.name}); free(b_{p.name}); free(q_{p.name});" for p in f]
     L += [f"    c_{p.name} = NULL; b_{p.name} = NULL; q_{p.name} = NULL;" for p in f]
+    L += block_in_place_scratch(gen.plan, "    free(pmask); pmask = NULL;")
     if gen.loop is not None:
         L += gen.loop.free()
     L += ["    free(kcnt); kcnt = NULL; kcap_alloc = 0; kdirty = 0; cap_frames = 0;",

@@ -145,6 +145,12 @@ class Target:
     # register-pressure aware scheduling before allocation where its spawn loop's lane
     # body is heavy (C)
     sched_pressure: bool = False
+    # block_in_place (Split.prepass): before a vector split, one pass over the is-base
+    # test (its masks stored, ORed and ANDed, 32 threads per step) so a block whose threads
+    # all agree -- all inductive or all base, as in parentheses, where is-base holds
+    # exactly at one depth -- is read in place instead of split into copies; a mixed
+    # block is split on the masks the pass stored (C; docs/backends.md)
+    block_in_place: bool = False
 
 
 TARGETS = {
@@ -152,7 +158,8 @@ TARGETS = {
                 state_in_place=False, lane_passes=False, leaf_inline=True, leaf_fused=True,
                 site_blocks=True, staged_steps=True, uniform_base=True, base_fold=True,
                 leaf_level=True, site_leaves=True, narrow_partials=True,
-                fold_in_split=True, wide_flags=True, sched_pressure=True),
+                fold_in_split=True, wide_flags=True, sched_pressure=True,
+                block_in_place=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True,
                     leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True),
@@ -166,7 +173,8 @@ PLAN_OFF_ENV = "REVEC_PLAN_OFF"
 PLAN_ON_ENV = "REVEC_PLAN_ON"
 TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps",
               "lane_buffers", "leaf_level", "site_leaves", "narrow_partials",
-              "fold_in_split", "wide_flags", "sched_pressure")
+              "fold_in_split", "wide_flags", "sched_pressure",
+              "block_in_place")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -386,6 +394,15 @@ class Split(Step):
     # (the block may move), "never" where the inductive case reads its columns before it
     # writes any child (a lock-step spawn loop's phase A: only the active lists after it)
     inductive_copy: str = ""
+    # block_in_place: a pass over the is-base test first (its masks stored); a block
+    # whose threads all agree is read in place (the inductive side: a copy where
+    # ``inductive_copy`` says), a mixed one is split as above on the stored masks
+    prepass: bool = False
+    # ... the pass stores its masks for the split of a mixed block (an is-base test
+    # that calls or reads memory: evaluated once per thread); else (a cheap test) the
+    # pass ORs and ANDs mask bytes lane by lane, stops at a mixed first step, and a
+    # mixed block's split evaluates the test again
+    prepass_store: bool = True
 
     @property
     def in_place(self) -> bool:
@@ -407,10 +424,22 @@ class Split(Step):
                     "decided once per block, at its first thread: all base or all inductive",
                     f"base reads {_names(self.base.columns)}; inductive reads "
                     f"{_names(self.inductive.columns)}: {how}"]
-        return [f"mask: {show_expr(self.mask)}  (reads {_names(self.reads)})",
-                f"lanes: {self.lanes}, rest one by one",
-                self.base.render(), self.inductive.render(),
-                "fast paths: " + "; ".join(self.fast_paths)]
+        pre = [] if not self.prepass else [
+            f"first: the mask, {self.lanes} threads per step, " + (
+                "stored" if self.prepass_store else "any / all (a mixed first step stops "
+                "it)") + "; all inductive or "
+            "all base -> the block read in place, no split (" + {
+                "bfs": "the inductive side a copy where the children overwrite the block "
+                       "(bfs: out_base < off + n)",
+                "never": "no copy in any mode",
+                "always": "the inductive side a copy: the columns may move when the kernel "
+                          "grows them"}[self.inductive_copy] + (
+                              "); else, on the stored masks:" if self.prepass_store
+                              else "); else:")]
+        return pre + [f"mask: {show_expr(self.mask)}  (reads {_names(self.reads)})",
+                      f"lanes: {self.lanes}, rest one by one",
+                      self.base.render(), self.inductive.render(),
+                      "fast paths: " + "; ".join(self.fast_paths)]
 
 
 @dataclass(frozen=True)
@@ -861,6 +890,8 @@ class KernelPlan:
     # scheduling before register allocation (sched_pressure_decision)
     sched_pressure: bool = False
     sched_pressure_note: str = ""
+    # block_in_place: the line ``--plan`` prints about it (applied or why not)
+    block_in_place_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -922,6 +953,8 @@ class KernelPlan:
                 "not applied"):
             L.append(f"pressure-aware scheduling (sched_pressure): "
                      f"{self.sched_pressure_note}")
+        if self.block_in_place_note:
+            L.append(f"blocks in place (block_in_place): {self.block_in_place_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -1097,7 +1130,9 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
             reason = "no lane shape fits"
         steps.append(ThreadSpawns(sid("threads"), bp.inductive, ind_side.columns, dynamic,
                                   tg.counts_in_locals and bp.max_spawns == 2, reason))
-    if once:  # when the inductive side reads a copy: its shape decides (Split.inductive_copy)
+    prepass, prepass_note = prepass_decision(once, fused, split_mode, base_side, ind_side,
+                                             off, tg, fold is not None and fold.in_split)
+    if once or prepass:  # when the inductive side reads a copy: its shape decides
         at = next(i for i, st in enumerate(steps) if isinstance(st, Split))
         # (a lock-step loop whose iterations read fields through the thread's index,
         # scalar split mode, reads them after it wrote children and maybe grew the
@@ -1107,7 +1142,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                 and not by_index_reads else "always" if dynamic or by_index_reads else "bfs")
         split_step = steps[at]
         assert isinstance(split_step, Split)
-        steps[at] = dataclasses.replace(split_step, inductive_copy=copy)
+        steps[at] = dataclasses.replace(split_step, inductive_copy=copy, prepass=prepass,
+                                        prepass_store=not ir.speculable(bp.is_base))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
     wide, wide_note = wide_flags_decision(steps, cols, t.locals, off, tg)
@@ -1120,7 +1156,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                       site_leaves_note=site_leaves_note,
                       narrow_partials_note=narrow_note, fold_in_split_note=in_split_note,
                       wide_flags=wide, wide_flags_note=wide_note, sched_pressure=sched,
-                      sched_pressure_note=sched_note)
+                      sched_pressure_note=sched_note,
+                      block_in_place_note=prepass_note)
 
 
 def buffers_decision(tg: Target, fused: bool, off: frozenset[str], on: frozenset[str]
@@ -1210,6 +1247,37 @@ def wide_flags_decision(steps: list[Step], columns: tuple[Column, ...],
         return False, f"not on the {tg.name} back end; it would apply"
     return True, ("on: the spawn loop's lane flags are 32-bit ints (gcc vectorizes its "
                   "heavy lane body 8 lanes per 256-bit vector, not 32: fewer spills)")
+
+
+
+def prepass_decision(once: bool, fused: bool, split_mode: str, base: Side, ind: Side,
+                     off: frozenset[str], tg: Target, in_split: bool = False
+                     ) -> tuple[bool, str]:
+    """block_in_place: whether a vector split first runs a pass over the
+    is-base test (:attr:`Split.prepass`), and the line ``--plan`` prints about it.  A
+    block whose threads all agree then skips the split: all base, its base case reads
+    the block in place; all inductive, the inductive case reads it in place (a copy
+    where Split.inductive_copy says).  The pass stores its masks, so a block whose
+    threads are mixed is split on them (the test still evaluated once per thread; the
+    pass adds a store, an OR and an AND per 32 threads).  Blocks agree where the is-base test follows the depth (parentheses:
+    closed == n holds at depth 2n only) or where whole blocks of a level are inductive.
+    Measured: see docs/backends.md (block_in_place)."""
+    if once:
+        return False, ""  # (uniform_base decides the block with one test)
+    if fused:
+        return False, ("not applied: leaf inlining as one pass counts the base threads "
+                       "instead (only the root block has any)")
+    if split_mode != "vector" or base.keep != "copy" or ind.keep != "copy":
+        return False, "not applied: the split keeps arena indices (scalar split mode)"
+    if in_split:
+        return False, ("not applied: the base case is folded in the split (fold_in_split: "
+                       "no base copies to save)")
+    if "block_in_place" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=block_in_place); it would apply"
+    if not tg.block_in_place:
+        return False, f"not on the {tg.name} back end; it would apply"
+    return True, ("on: a pass over the is-base test first (masks stored); a block whose "
+                  "threads all agree is read in place, not split into copies")
 
 
 def staged_decision(steps: list[Step], columns: tuple[Column, ...], off: frozenset[str],
