@@ -764,18 +764,19 @@ class NumbaModuleGen:
         narrow_state keeps them in 32-bit columns), any other its column's."""
         loop = None if self.loop is None else self.loop.loop
         counter = isinstance(loop, ir.For) and name in (loop.var, "_stop")
-        return kp.INT64 if counter else col
+        return self.bp.task.locals.get(name, kp.INT64) if counter else col
 
     def state_store(self, name: str, col: ir.Ty) -> str:
         """Loop-state variable ``name`` as its active-list column ``col`` holds it
         (narrow_state: the counter and bound narrowed to 32 bits, which they fit)."""
         v = var(name)
-        return v if col == self.state_type(name, col) else f"{np_type(col, '')}({v})"
+        return v if col.dtype == self.state_type(name, col).dtype \
+            else f"{np_type(col, '')}({v})"
 
     def state_load(self, name: str, col: ir.Ty, value: str) -> str:
         """A value of active-list column ``col`` as loop-state variable ``name``."""
         ty = self.state_type(name, col)
-        return value if col == ty else f"{np_type(ty, '')}({value})"
+        return value if col.dtype == ty.dtype else f"{np_type(ty, '')}({value})"
 
     def compact_active(self, count: str, src: str, dst: str, out: str, ind: str
                        ) -> list[str]:
