@@ -9,6 +9,7 @@ The values are the same: results and every statistic are the same on and off."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,7 +92,7 @@ TREE = ("tasks", "leaves", "levels", "tasks_per_level", "leaves_per_level")
 
 
 def same_on_and_off(program_path: Path, task: str, args: tuple[object, ...],
-                    monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+                    monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """The reducers and statistics of every variant, block sizes around the 32-lane
     steps and 1-3 workers with narrow_state on and off (asserted equal); those of on."""
     program = api.get_program(program_path)
