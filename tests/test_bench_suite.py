@@ -170,3 +170,21 @@ def test_sweep_scan_stop_skip_and_refine(monkeypatch: pytest.MonkeyPatch) -> Non
     assert nb[256].status.startswith("not run") and nb[16].status.startswith("not run")
     assert ("numba", 256) not in ran and ("numba", 64) not in ran
     assert len(nb[16384].times) == 5
+
+
+def test_ablation_names_numba_target_isa(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ablation report names the ISA numba compiles for (its LLVM target features),
+    not only the forced compaction variant: REVEC_NUMBA_VECTOR=avx2 on a target with
+    avx512f is AVX-512 code (NUMBA_CPU_NAME alone keeps the host's features)."""
+    from revec.bench import ablation
+    from revec.runtime.compaction import numba_vector
+
+    assert ablation.numba_target_isa(frozenset({"avx2", "avx512f", "avx512vl"})) == "AVX-512"
+    assert ablation.numba_target_isa(frozenset({"avx2", "fma", "sse4.2"})) == "AVX2"
+    assert ablation.numba_target_isa(frozenset({"sse4.2"})) == "SSE4.2"
+    monkeypatch.setenv(numba_vector.ENV, "avx2")
+    for feats, want in ((frozenset({"avx2", "ssse3", "avx512f", "avx512vl"}),
+                         "AVX-512, compaction variant AVX2 (REVEC_NUMBA_VECTOR=avx2)"),
+                        (frozenset({"avx2", "ssse3"}), "AVX2 (REVEC_NUMBA_VECTOR=avx2)")):
+        monkeypatch.setattr(numba_vector, "target_features", lambda f=feats: f)
+        assert ablation.isa()["numba"] == want

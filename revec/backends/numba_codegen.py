@@ -720,7 +720,7 @@ class NumbaModuleGen:
                   f"        v__stop = {self.expr(loop.stop)}"]
         if self.loop_reads:
             L.append(f"        {var('_idx')} = {'_x' if self.by_index['q_'] else 'j'}")
-        L += [f"        {st(f'sb_{n}', 'j', var(n))}" for n, _ in self.state]
+        L += [f"        {st(f'sb_{n}', 'j', self.state_store(n, ty))}" for n, ty in self.state]
         L += [f"        {st('mb', 'j', self.cont(loop))}"]
         L += self.compact_active("ni", "sb_", "sa_", "na", "    ")
         return L
@@ -740,20 +740,43 @@ class NumbaModuleGen:
         if dynamic:
             L += self.room("it", "        ")
         L += ["        d = out_base + it * ns", "        for a in range(na):"]
-        L += [f"            {var(n)} = {ld(f'sa_{n}', 'a')}" for n, _ in self.state]
+        L += [f"            {var(n)} = {self.state_load(n, ty, ld(f'sa_{n}', 'a'))}"
+              for n, ty in self.state]
         src = "c_" if self.by_index["q_"] else "q_"
         L += [f"            {var(n)} = {ld(src + n, var('_idx'))}" for n in self.loop_reads]
         L += stm.block(shape.loop.body, "            ", 0)
         if isinstance(loop, ir.For):
             L.append(f"            {var(loop.var)} += {self.expr(loop.step)}")
         # the state is updated in place: only the columns an iteration changes
-        L += [f"            {st(f'sa_{n}', 'a', var(n))}" for n in step.updated]
+        tys = dict(self.state)
+        L += [f"            {st(f'sa_{n}', 'a', self.state_store(n, tys[n]))}"
+              for n in step.updated]
         L += [f"            {st('mb', 'a', self.cont(loop))}",
               f"        {st('kcnt', 'it', 'na')}"]
         L += self.compact_active("na", "sa_", "sb_", "nn", "        ")
         L += [f"        sa_{n}, sb_{n} = sb_{n}, sa_{n}" for n, _ in self.state]
         L += ["        na = nn", "        it += 1", "    if it > kused:", "        kused = it"]
         return L
+
+    def state_type(self, name: str, col: ir.Ty) -> ir.Ty:
+        """The type of loop-state variable ``name`` (active-list column type ``col``)
+        in the kernel: a ``for`` loop's counter and bound ``_stop`` are int64 (the plan's
+        narrow_state keeps them in 32-bit columns), any other its column's."""
+        loop = None if self.loop is None else self.loop.loop
+        counter = isinstance(loop, ir.For) and name in (loop.var, "_stop")
+        return self.bp.task.locals.get(name, kp.INT64) if counter else col
+
+    def state_store(self, name: str, col: ir.Ty) -> str:
+        """Loop-state variable ``name`` as its active-list column ``col`` holds it
+        (narrow_state: the counter and bound narrowed to 32 bits, which they fit)."""
+        v = var(name)
+        return v if col.dtype == self.state_type(name, col).dtype \
+            else f"{np_type(col, '')}({v})"
+
+    def state_load(self, name: str, col: ir.Ty, value: str) -> str:
+        """A value of active-list column ``col`` as loop-state variable ``name``."""
+        ty = self.state_type(name, col)
+        return value if col.dtype == ty.dtype else f"{np_type(ty, '')}({value})"
 
     def compact_active(self, count: str, src: str, dst: str, out: str, ind: str
                        ) -> list[str]:

@@ -81,14 +81,26 @@ def isa() -> dict[str, str]:
     except (OSError, subprocess.SubprocessError):
         out["c"] = "unknown"
     try:
-        from revec.runtime.compaction.numba_vector import ENV, isa_for
+        from revec.runtime.compaction.numba_vector import ENV, isa_for, target_features
 
         forced = os.environ.get(ENV, "").strip()
-        out["numba"] = isa_for(32).replace("avx512", "AVX-512").replace("avx2", "AVX2") + (
+        variant = isa_for(32).replace("avx512", "AVX-512").replace("avx2", "AVX2") + (
             f" ({ENV}={forced})" if forced and forced != "auto" else "")
+        target = numba_target_isa(target_features())
+        # the ISA LLVM compiles numba's code for (NUMBA_CPU_NAME alone keeps the host's
+        # features: AVX-512 code on an AVX-512 host) and the compaction variant
+        out["numba"] = (variant if variant.startswith(target)
+                        else f"{target}, compaction variant {variant}")
     except Exception as err:  # noqa: BLE001 - informative only (numba may be missing)
         out["numba"] = f"unknown ({type(err).__name__})"
     return out
+
+
+def numba_target_isa(features: frozenset[str]) -> str:
+    """The widest x86 vector extension among numba's target ``features`` (LLVM names:
+    avx512f, avx2, sse4.2)."""
+    return ("AVX-512" if "avx512f" in features else "AVX2" if "avx2" in features
+            else "SSE4.2" if "sse4.2" in features else "no x86 vector extension")
 
 
 def _stats(r: Any) -> dict[str, Any]:
