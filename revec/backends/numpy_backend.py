@@ -42,8 +42,10 @@ RECURSION_LIMIT = 12_000
 # lock-step loops' prefix and body if-converted).  The tests interpret every target's.
 DEFAULT_TARGET = "c"
 # the plans it interprets do not inline leaves (its driver keeps no count of inlined
-# leaves per child block; the compiled back ends' results and statistics equal it)
-NO_LEAVES = frozenset({"leaf_inline"})
+# leaves per child block; the compiled back ends' results and statistics equal it) and
+# do not fold the base case into the split (its split step copies the base threads, which
+# its base-case step reads: fold_in_split leaves the plan's base side empty)
+NOT_INTERPRETED = frozenset({"leaf_inline", "fold_in_split"})
 
 
 def split_mode(compaction: str | None) -> str:
@@ -62,7 +64,7 @@ class NumpyTask:
                  target: str = DEFAULT_TARGET) -> None:
         self.program = program
         self.task = program.tasks[task]
-        self.plan = kp.build_plan(program, task, split_mode(compaction), target, NO_LEAVES)
+        self.plan = kp.build_plan(program, task, split_mode(compaction), target, NOT_INTERPRETED)
         assert not self.task.prologue, "the prologue is inlined before the plan is built"
 
     def run(self, args: tuple[Any, ...], schedule: Schedule, max_memory: int = 0,
@@ -104,7 +106,7 @@ class NumpyBackend:
 
     def generate(self, program: ir.Program, task: str, compaction: str | None = None) -> str:
         """What it will execute: the kernel plan, whose steps it interprets."""
-        plan = kp.build_plan(program, task, split_mode(compaction), DEFAULT_TARGET, NO_LEAVES)
+        plan = kp.build_plan(program, task, split_mode(compaction), DEFAULT_TARGET, NOT_INTERPRETED)
         return ("numpy back end: interprets this kernel plan step by step "
                 "(revec/backends/numpy_kernel.py)\n\n" + plan.render())
 
