@@ -134,7 +134,8 @@ TARGETS = {
                 leaf_level=True),
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True,
-                    leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True),
+                    leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True,
+                    leaf_level=True),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
