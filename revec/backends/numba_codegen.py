@@ -466,8 +466,12 @@ class NumbaModuleGen:
         if not ind:
             pass
         elif how == "bfs":
-            L += ["    if ni > 0 and out_base < off + n:  # bfs: the children overwrite "
-                  "the block: read a copy"]
+            # (leaf_level: a block whose children are all leaves writes none: in place)
+            straight = self.plan.step(kp.StraightSpawns)
+            level = straight.leaf_level if isinstance(straight, kp.StraightSpawns) else None
+            unless = "" if level is None else " and not " + self.level_test(level)
+            L += [f"    if ni > 0 and out_base < off + n{unless}:  # bfs: the children "
+                  "overwrite the block: read a copy"]
             L += [f"        {x}" for x in copy]
             L.append("    else:")
             L += [f"        {x}" for x in here]
@@ -589,7 +593,7 @@ class NumbaModuleGen:
         bp = self.bp
         top = bp.max_spawns or 0
         fold = level.fold
-        test = " and ".join(f"({self.expr(t)})" for t in level.tests)
+        test = self.level_test(level)
         L = ["    # leaf_level: the children's is-base reads only level-uniform and invariant",
              "    # fields: when every child is a leaf, their base cases run here, in the",
              "    # threads' loop, and no child block is written",
@@ -605,7 +609,7 @@ class NumbaModuleGen:
                 for k in range(top):
                     L.append(f"        _lp{k}_{p.reducer} = {t}({ident})")
                     if p.op != "sum":
-                        L.append(f"        _la{k}_{p.reducer} = int64(0)")
+                        L.append(f"        _la{k}_{p.reducer} = int32(0)")
         site = 0
 
         def inline(s: ir.Spawn, ind: str) -> list[str]:
@@ -649,11 +653,15 @@ class NumbaModuleGen:
               for line in spawns]
         return L
 
+    def level_test(self, level: kp.LeafLevel) -> str:
+        """Whether every child of the block is a leaf (leaf_level; one value per block)."""
+        return "(" + " and ".join(f"({self.expr(t)})" for t in level.tests) + ")"
+
     def level_terms(self, fold: kp.BaseFold, env: dict[str, str], site: int,
                     ind: str) -> list[str]:
         """One inlined child's base case as masked updates of its site's partials
-        ``_lp<site>_<r>`` (``_la<site>_<r>``: how many children reduced into a min /
-        max), its conditions and values on the child's lane variables ``env`` (as
+        ``_lp<site>_<r>`` (``_la<site>_<r>``: 1 if any child reduced into a min / max,
+        a max of int32 flags, as wide as the partials), its conditions and values on the child's lane variables ``env`` (as
         :meth:`base_fold`)."""
         part = {p.reducer: p for p in fold.partials}
         L: list[str] = []
@@ -682,9 +690,10 @@ class NumbaModuleGen:
                     body += [f"{ind}{o} = {ok}",
                              f"{ind}{k} = {t}({t}(0) - {t}({o}))",
                              f"{ind}{m} = {t}(({v} & {k}) | ({t}({idv}) & ~{k}))",
-                             f"{ind}_la{site}_{tm.reducer} += int64({o})"]
+                             f"{ind}_la{site}_{tm.reducer} = max(_la{site}_{tm.reducer}, "
+                             f"int32({o}))"]
                 else:
-                    body += [f"{ind}{m} = {v}", f"{ind}_la{site}_{tm.reducer} += int64(1)"]
+                    body += [f"{ind}{m} = {v}", f"{ind}_la{site}_{tm.reducer} = int32(1)"]
                 body.append(f"{ind}{fp} = {'max' if p.op == 'max' else 'min'}({fp}, {m})")
             L += at(tm.value.loc, body)
         return L
