@@ -48,7 +48,7 @@ PROGRAMS = {
     # lane-code inlining of a base case reading arrays: its reads guarded in every lane
     "guarded": (HERE / "programs" / "leaf_level.py", "guarded", ()),
 }
-LEVEL = ("knapsack", "level_folded", "level_assigned")  # C only (numba: no leaf_level)
+LEVEL = ("knapsack", "level_folded", "level_assigned")  # leaf_level (C and numba)
 # blocks of 32 inductive threads or more (only full 32-lane steps inline), and blocks
 # that re-expand or switch back; P = 4 and 3 leave partial vectors
 SCHEDULES = [("bfs", None, None, 4), ("blocked", 64, None, 4), ("reexp", 64, 64, 4),
@@ -58,12 +58,12 @@ STATS = ("tasks", "leaves", "levels", "blocks", "utilization", "reexpansions", "
          "reexp_growth_per_level")
 
 HAS_GCC = shutil.which("gcc") is not None
-# every program on C (builds in about a second); on numba (builds take longer) two by
-# default, the others with -m slow
+# every program on C (builds in about a second); on numba (builds take longer) three by
+# default (one of them leaf_level's), the others with -m slow
 CASES = [pytest.param("c", name, marks=pytest.mark.skipif(not HAS_GCC, reason="no gcc"))
          for name in PROGRAMS]
-CASES += [pytest.param("numba", name, marks=() if name in ("fib", "branches")
-                       else pytest.mark.slow) for name in PROGRAMS if name not in LEVEL]
+CASES += [pytest.param("numba", name, marks=() if name in ("fib", "branches", "level_folded")
+                       else pytest.mark.slow) for name in PROGRAMS]
 
 
 def per_level(kids: list[list[int]]) -> tuple[list[int], list[int]]:
@@ -113,7 +113,9 @@ def test_counts_are_the_sequential_references(
     straight = built[""].plan.step(kp.StraightSpawns)
     if name in LEVEL:  # the whole child level inlined, no child block written
         assert isinstance(straight, kp.StraightSpawns) and straight.leaf_level, name
-        assert "klf[k] = ni;" in built[""].source
+        # (C: child block k's inlined leaves klf[k]; numba: kcnt[K + k], K child blocks)
+        assert ("klf[k] = ni;" if backend == "c" else
+                f"kcnt[{straight.spawns} + k] = ni") in built[""].source
     else:
         assert not isinstance(straight, kp.StraightSpawns) or not straight.leaf_level
     for strategy, b, r, p in SCHEDULES:
@@ -191,15 +193,16 @@ def test_the_plan_decides_and_says_why() -> None:
             in plan.render(), name
     # knapsack's base case reads an array (CAPACITY[example - 1]): not speculable in lane
     # code, but its is-base test is level-uniform: whole child levels inlined (C), where
-    # nothing is speculated; with leaf_level off, or on numba (no leaf_level), not applied
+    # nothing is speculated (C and numba); with leaf_level off, not applied
     knap = api.get_program(ROOT / "benchmarks" / "knapsack.py")
-    plan = kp.build_plan(knap, "knapsack", off=NONE, on=NONE)
-    straight = plan.step(kp.StraightSpawns)
-    assert plan.leaf_inline is not None and isinstance(straight, kp.StraightSpawns)
-    assert straight.leaf_level is not None and straight.leaf_level.fold is not None
-    assert plan.step(kp.CountBase) is None and plan.step(kp.LaneSpawns) is None
-    assert "leaf inlining: on, per level (leaf_level)" in plan.render()
-    # lane code (leaf_level off, or numba): its reads guarded in every lane (an index out
+    for target in ("c", "numba"):
+        plan = kp.build_plan(knap, "knapsack", target=target, off=NONE, on=NONE)
+        straight = plan.step(kp.StraightSpawns)
+        assert plan.leaf_inline is not None and isinstance(straight, kp.StraightSpawns)
+        assert straight.leaf_level is not None and straight.leaf_level.fold is not None
+        assert plan.step(kp.CountBase) is None and plan.step(kp.LaneSpawns) is None
+        assert "leaf inlining: on, per level (leaf_level)" in plan.render(), target
+    # lane code (leaf_level off): its reads guarded in every lane (an index out
     # of range where the child is not a leaf reads element 0), off by default on C
     # (measured slower), switched on where asked
     for name, prog in (("knapsack", knap),
@@ -209,7 +212,8 @@ def test_the_plan_decides_and_says_why() -> None:
                                                 "in every lane: measured slower") \
             in default.render(), name
         for p_ in (kp.build_plan(prog, name, off=frozenset({"leaf_level"}), on=ON),
-                   kp.build_plan(prog, name, target="numba", off=NONE, on=ON)):
+                   kp.build_plan(prog, name, target="numba", off=frozenset({"leaf_level"}),
+                                 on=ON)):
             assert p_.leaf_inline is not None and "leaf inlining: on:" in p_.render(), name
             reads = [x for x in ir.walk_nodes(p_.leaf_inline.base)
                      if isinstance(x, ir.ArrayRef)]

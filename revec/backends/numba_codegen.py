@@ -23,6 +23,7 @@ one compiled loop (no Python per block, no host stack per tree level):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,7 @@ from revec.emit.pyexpr import TYPE_NAMES, ExprEmitter, StmtEmitter, np_type, zer
 from revec.emit.writer import at, resolve
 from revec.runtime.compaction import numba_vector
 from revec.transforms import kernel_plan as kp
+from revec.transforms import lanes as lane_ir
 from revec.transforms.blocking import (
     BlockProgram,
     contains_return,
@@ -464,8 +466,12 @@ class NumbaModuleGen:
         if not ind:
             pass
         elif how == "bfs":
-            L += ["    if ni > 0 and out_base < off + n:  # bfs: the children overwrite "
-                  "the block: read a copy"]
+            # (leaf_level: a block whose children are all leaves writes none: in place)
+            straight = self.plan.step(kp.StraightSpawns)
+            level = straight.leaf_level if isinstance(straight, kp.StraightSpawns) else None
+            unless = "" if level is None else " and not " + self.level_test(level)
+            L += [f"    if ni > 0 and out_base < off + n{unless}:  # bfs: the children "
+                  "overwrite the block: read a copy"]
             L += [f"        {x}" for x in copy]
             L.append("    else:")
             L += [f"        {x}" for x in here]
@@ -568,6 +574,128 @@ class NumbaModuleGen:
         if self.local_counts:
             w("    kcnt[0] = _kc0")
             w("    kcnt[1] = _kc1")
+        if isinstance(step, kp.StraightSpawns) and step.leaf_level is not None:
+            return self.leaf_level(step, step.leaf_level, L)
+        return L
+
+    def leaf_level(self, step: kp.StraightSpawns, level: kp.LeafLevel,
+                   spawns: list[str]) -> list[str]:
+        """leaf_level (:class:`kp.LeafLevel`, as c_leaves.leaf_level): when every spawn
+        site's child is a leaf (one test per block, on level-uniform and invariant
+        fields), each inductive thread runs its children's base cases in the threads'
+        loop (a spawn: the child's fields into the lane variables of
+        :class:`lanes.LeafInline`, then the base case on them, as masked partials
+        ``_lp<site>_<r>`` when folded) and child block k counts ``ni`` inlined leaves
+        (``kcnt[K + k]``, K the child blocks), none written; else ``spawns``, the
+        straight spawns' lines as without inlining."""
+        leaf = self.plan.leaf_inline
+        assert leaf is not None
+        bp = self.bp
+        top = bp.max_spawns or 0
+        fold = level.fold
+        test = self.level_test(level)
+        L = ["    # leaf_level: the children's is-base reads only level-uniform and invariant",
+             "    # fields: when every child is a leaf, their base cases run here, in the",
+             "    # threads' loop, and no child block is written",
+             f"    if ni > 0 and {test}:"]
+        if fold is not None:  # (partials per spawn site: one reduction chain each,
+            # which LLVM vectorizes; one chain through both sites of knapsack it did not)
+            for p in fold.partials:
+                t = np_type(p.ty, "")
+                ident = 0
+                if p.op != "sum":
+                    info = np.iinfo(p.ty.dtype)
+                    ident = int(info.min if p.op == "max" else info.max)
+                for k in range(top):
+                    L.append(f"        _lp{k}_{p.reducer} = {t}({ident})")
+                    if p.op != "sum":
+                        L.append(f"        _la{k}_{p.reducer} = int32(0)")
+        site = 0
+
+        def inline(s: ir.Spawn, ind: str) -> list[str]:
+            nonlocal site
+            env: dict[str, str] = dict(leaf.locals)
+            out = [f"{ind}# spawn {site}: the child is a leaf"]
+            for p, a in zip(leaf.params, s.args):
+                if p.name in leaf.temps:
+                    env[p.name] = leaf.temps[p.name]
+                    val = a if a.ty == p.ty else ir.Cast(a.loc, p.ty, a)
+                    out.append(f"{ind}{var(env[p.name])} = {self.expr(val)}")
+            if fold is None:
+                stm = StmtEmitter(self.expr, var, reduce=self.reduce, positions=True,
+                                  store=self.store)
+                out += stm.block(lane_ir.rename_stmts(leaf.base, env), ind, 0)
+            else:
+                out += self.level_terms(fold, env, site, ind)
+            site += 1
+            return out
+
+        L += ["        for j in range(ni):"]
+        L += self.thread_body(bp.inductive, step.reads, "            ", src="q_", spawn=inline)
+        if fold is not None:
+            for p in fold.partials:
+                decl = self.program.reducers[p.reducer]
+                rt = np_type(ir.Ty(decl.dtype), "")
+                acc = f"acc_{p.reducer}"
+                for k in range(top):
+                    lp, la = f"_lp{k}_{p.reducer}", f"_la{k}_{p.reducer}"
+                    if p.op == "sum":
+                        L.append(f"        {acc} = {rt}({acc} + {rt}({lp}))")
+                    else:
+                        cmp = ">" if p.op == "max" else "<"
+                        L += [f"        if {la} != 0 and {rt}({lp}) {cmp} {acc}:",
+                              f"            {acc} = {rt}({lp})"]
+        L += [f"        for k in range({top}):  # child block k: ni inlined leaves",
+              "            kcnt[k] = 0",
+              f"            kcnt[{top} + k] = ni",
+              "    else:"]
+        L += ["\n".join("    " + x if x.strip() else x for x in line.split("\n"))
+              for line in spawns]
+        return L
+
+    def level_test(self, level: kp.LeafLevel) -> str:
+        """Whether every child of the block is a leaf (leaf_level; one value per block)."""
+        return "(" + " and ".join(f"({self.expr(t)})" for t in level.tests) + ")"
+
+    def level_terms(self, fold: kp.BaseFold, env: dict[str, str], site: int,
+                    ind: str) -> list[str]:
+        """One inlined child's base case as masked updates of its site's partials
+        ``_lp<site>_<r>`` (``_la<site>_<r>``: 1 if any child reduced into a min / max,
+        a max of int32 flags, as wide as the partials), its conditions and values on the child's lane variables ``env`` (as
+        :meth:`base_fold`)."""
+        part = {p.reducer: p for p in fold.partials}
+        L: list[str] = []
+        conds: dict[ir.Expr, str] = {}
+        for tm in fold.terms:
+            for c, _ in tm.conds:
+                if c not in conds:
+                    conds[c] = f"_lc{site}_{len(conds)}"
+                    L += at(c.loc, [f"{ind}{conds[c]} = "
+                                    f"bool({self.expr(lane_ir.rename_expr(c, env))})"])
+        for i, tm in enumerate(fold.terms):
+            p = part[tm.reducer]
+            t = np_type(p.ty, "")
+            ok = " & ".join(conds[c] if pos else f"(not {conds[c]})" for c, pos in tm.conds)
+            fp = f"_lp{site}_{tm.reducer}"
+            v = f"_lv{site}_{i}"
+            body = [f"{ind}{v} = {t}({self.expr(lane_ir.rename_expr(tm.value, env))})"]
+            if p.op == "sum":
+                body.append(f"{ind}{fp} = {t}({fp} + ({v} & {t}({t}(0) - {t}({ok}))))"
+                            if ok else f"{ind}{fp} = {t}({fp} + {v})")
+            else:
+                lim = np.iinfo(p.ty.dtype)
+                idv = int(lim.min if p.op == "max" else lim.max)
+                k, m, o = f"_lk{site}_{i}", f"_lm{site}_{i}", f"_lo{site}_{i}"
+                if ok:
+                    body += [f"{ind}{o} = {ok}",
+                             f"{ind}{k} = {t}({t}(0) - {t}({o}))",
+                             f"{ind}{m} = {t}(({v} & {k}) | ({t}({idv}) & ~{k}))",
+                             f"{ind}_la{site}_{tm.reducer} = max(_la{site}_{tm.reducer}, "
+                             f"int32({o}))"]
+                else:
+                    body += [f"{ind}{m} = {v}", f"{ind}_la{site}_{tm.reducer} = int32(1)"]
+                body.append(f"{ind}{fp} = {'max' if p.op == 'max' else 'min'}({fp}, {m})")
+            L += at(tm.value.loc, body)
         return L
 
     def isa(self, width: int) -> str:
@@ -839,7 +967,8 @@ class NumbaModuleGen:
                 for target, value, _ in self.field_loads(src, reads)]
 
     def thread_body(self, stmts: tuple[ir.Stmt, ...], reads: tuple[kp.Column, ...],
-                    ind: str, src: str = "q_") -> list[str]:
+                    ind: str, src: str = "q_",
+                    spawn: Callable[[ir.Spawn, str], list[str]] | None = None) -> list[str]:
         """One thread: load the columns it ``reads`` of its frame, run ``stmts``.  A task
         ``return`` leaves a one-trip ``while True`` wrapper (``_ret`` carries it out of
         nested loops)."""
@@ -849,8 +978,8 @@ class NumbaModuleGen:
         lines = self.load_fields(ind, src, reads)
         for name, ty in sorted(locals_.items()):
             lines.append(f"{ind}{var(name)} = {zero_of(ty, '')}")
-        stm = StmtEmitter(self.expr, var, spawn=self.spawn, reduce=self.reduce, positions=True,
-                          store=self.store)
+        stm = StmtEmitter(self.expr, var, spawn=spawn or self.spawn, reduce=self.reduce,
+                          positions=True, store=self.store)
         if not contains_return(stmts):
             return lines + stm.block(stmts, ind, 0)
         lines.append(f"{ind}_ret = False")

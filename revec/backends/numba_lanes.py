@@ -474,7 +474,16 @@ class LaneSpawnsEmitter:
         """Column ``col`` of the lane's k-th spawn (the site that makes it)."""
         cand = [s for s in self.sites if k in s.kset]
         out = cand[-1].args[col]
+        ty = next(p.ty for p in self.bp.fields if p.name == col)
+        t = np_type(ty, "")
         for s in reversed(cand[:-1]):
             which = f"_m{s.index}" if len(s.kset) == 1 else f"(_m{s.index} & (_k{s.index} == {k}))"
-            out = f"({s.args[col]} if {which} else {out})"
+            if ty.kind in "iu":
+                # a select by bit masks: a conditional expression here LLVM turns into
+                # masked stores into the lane buffer (vpmaskmovq on AVX2, microcoded on
+                # AMD: graphcol's lane loop spent most of its time there)
+                m = f"({t}(0) - {t}({which}))"
+                out = f"{t}(({s.args[col]} & {m}) | ({out} & ~{m}))"
+            else:
+                out = f"({s.args[col]} if {which} else {out})"
         return out
