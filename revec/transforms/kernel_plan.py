@@ -1186,8 +1186,10 @@ def two_levels_decision(program: ir.Program, bp: BlockProgram, body: LaneBody,
     own child block (each child block then holds exactly the ni inductive threads) and
     no base thread in the block (only the root has any).  The driver counts each child
     block when it reaches it, as if it ran: every statistic is the one-level one.
-    Measured (reports/prototypes/fib_two_levels, fib(40) B = 2^16, CPU-time medians of
-    15 interleaved): AVX2 build 1.12-1.14x over one level per call, AVX-512 1.03-1.04x."""
+    Measured (fib(40) reexp, CPU-time medians of 11-15 interleaved with it off, shared
+    2-core Zen 4, load 5-8): AVX2 build (-march=znver3) B = 2^16 1.05-1.08x, 2^15 1.09x,
+    2^14 1.05x (once 0.97x); native AVX-512 0.99-1.06x.  A hand-written kernel of the
+    same schedule (reports/prototypes/fib_two_levels, "gated") measured 1.12-1.14x."""
     if not fused:
         return False, ""
     if "leaf_two_levels" in off:
