@@ -309,3 +309,44 @@ def test_narrow_sums_of_inlined_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
             reducers, stats = ct.run(rargs, sched, workers=workers)
             assert reducers == want, (sched, workers)
             assert stats.inlined > 0, (sched, workers)
+
+
+# technique leaf_two_levels (C): in a blocked block whose child blocks would run blocked,
+# every inductive child runs in its parent's lane too; the driver counts each child block
+# when it reaches it.  fib and its return-value form take it; a grandchild inlined as a
+# leaf is a task and leaf of level + 2, an expanded child a task of level + 1
+TWO_LEVELS = ("fib", "returns")
+
+
+@pytest.mark.skipif(not HAS_GCC, reason="no gcc")
+@pytest.mark.parametrize("name", TWO_LEVELS)
+def test_two_levels_per_call_counts_every_level_once(
+        name: str, monkeypatch: pytest.MonkeyPatch,
+        references: dict[str, tuple[list[list[int]], dict[str, Any]]]) -> None:
+    path, task, args = PROGRAMS[name]
+    kids, want_reducers = references[name]
+    want_tasks, want_leaves = per_level(kids)
+    program = api.get_program(path)
+    rargs = api.root_args(program, task, args)
+    built = {}
+    for off in ("", "leaf_two_levels"):
+        monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
+        monkeypatch.setenv(kp.PLAN_ON_ENV, "")
+        built[off] = api.compiled_task(program, task, "c")
+    on, off_ = built[""], built["leaf_two_levels"]
+    assert on.plan.step(kp.LaneSpawns).two_levels, on.plan.leaf_two_levels_note
+    assert not off_.plan.step(kp.LaneSpawns).two_levels
+    assert "rv_two_min >= 0" in on.source and "rv_two_min >= 0" not in off_.source
+    for strategy, b, r, p in SCHEDULES + [("blocked", 32, None, 16), ("reexp", 48, 33, 8)]:
+        sched = Schedule.make(strategy, b, r, p)
+        want = trace(sched, kids).statistics()
+        for ct in (on, off_):
+            for workers in (1, 2, 3) if strategy != "bfs" else (1,):
+                reducers, stats = ct.run(rargs, sched, workers=workers)
+                where = (name, sched, ct is on, workers)
+                hidden = {k: v for k, v in reducers.items() if k in want_reducers}
+                assert hidden == want_reducers, where
+                assert stats.tasks_per_level == want_tasks, where
+                assert stats.leaves_per_level == want_leaves, where
+                if workers == 1:
+                    assert {k: getattr(stats, k) for k in STATS} == want, where

@@ -219,7 +219,8 @@ class CModuleGen:
         if plan.leaf_inline is not None:
             # leaf inlining: per child block, the children that ran as base cases in
             # their parent's lane (counted as tasks and leaves of the child's level)
-            L.append(f"static RV_TLS int64_t kleaf[{t.max_spawns}];")
+            L.append("static RV_TLS int64_t kleaf["
+                     f"{c_leaves.two_level_blocks(plan, t.max_spawns or 0)}];")
         # kdirty: how many of kcnt's counts the last block may have left non-zero
         L += ["static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc, kdirty;", "",
               "static void grow_children(int64_t need_frames, int64_t need_k) {",

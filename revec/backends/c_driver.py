@@ -22,6 +22,7 @@ from typing import Protocol
 
 from revec import ir
 from revec.backends.c_lanes import LoopEmitter
+from revec.backends.c_leaves import two_level_blocks
 from revec.backends.c_stmts import CGen, CStmts, read_names
 from revec.emit.cexpr import cast, ctype
 from revec.emit.writer import at
@@ -123,7 +124,7 @@ def driver_source(gen: DriverGen) -> str:
     the kernel, whose state they reach)."""
     f = gen.bp.columns
     red = gen.bp.reducers
-    static_k = gen.t.max_spawns or 0
+    static_k = two_level_blocks(gen.plan, gen.t.max_spawns or 0)
     ncols = max(len(f), 1)  # a program without frame columns keeps one (C arrays)
     widths = ", ".join(str(p.ty.dtype.itemsize) for p in f) or "0"
     L = [f"static const int64_t rv_col_bytes[{ncols}] = {{{widths}}};",

@@ -361,6 +361,8 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
         one = next((i for i, kk in single.items() if kk == k), None)
         nl = f"ni - nk{k}" if one in every else f"nl{k}"
         L.append(f"    kc[{k}] += nk{k};" + (f" klf[{k}] += {nl};" if k in leaf_blocks else ""))
+    if step.two_levels and not narrow and not counted:
+        return two_levels(gen, step, sad, own, L)
     return L
 
 
@@ -586,3 +588,154 @@ def _level_terms(gen: Any, fold: kp.BaseFold, env: dict[str, str], site: int,
                      f"_la_{tm.reducer} |= ({t})({ok or '1'});"]
         L += at(tm.value.loc, [ind + "{ " + " ".join(body) + " }"])
     return L
+
+
+def two_levels(gen: Any, step: kp.LaneSpawns, sad: dict[int, str], own: tuple[str, ...],
+               one_level: list[str]) -> list[str]:
+    """Technique leaf_two_levels (``LaneSpawns.two_levels``): in a block the driver runs
+    blocked (``rv_two_min >= 0``), without base threads, whose child blocks each hold R
+    threads or more (``ni >= rv_two_min``: the one-level schedule runs them blocked),
+    every inductive child runs in its parent's lane as well, in an inner scope whose
+    columns and locals shadow the parent's: its leaf children reduced there, its
+    inductive children written to grandchild block k * K + k'.  The driver gets the K
+    child blocks' sizes (their inductive threads, their inlined leaves) through
+    ``rv_two_counts`` and counts each when it reaches it; else ``one_level``."""
+    t = gen.t
+    f = gen.bp.columns
+    sites = step.sites
+    K = len(step.child_blocks)
+    block = {st.index: next(iter(st.kset)) for st in sites}
+    kk = [(k, k2) for k in range(K) for k2 in range(K)]
+
+    def ops(ind: str, inner: int | None) -> list[str]:
+        """The body's operations; ``inner``: as the child of site ``inner`` (its lanes
+        guarded by ``_e<inner>``, its spawns into grandchild blocks)."""
+        out: list[str] = []
+        e = None if inner is None else f"_e{inner}"
+        for n, op in enumerate(step.body.ops):
+            lines: list[str] = []
+            match op:
+                case lanes.SetVar(target=tv, value=v, guard=g):
+                    lines.append(set_var(ind, tv, gen.expr(v), g, v.ty))
+                case lanes.Cond(index=c, cond=cv, guard=g, negate=neg):
+                    here = "" if g is None else f"(_c{g}) && "
+                    lines.append(f"{ind}RV_MAYBE_UNUSED uint8_t _c{c} = {here}"
+                                 f"{'!' if neg else ''}({gen.expr(cv)});")
+                case lanes.Fold(stmt=r, guard=g):
+                    conds = [x for x in (e, None if g is None else f"_c{g}") if x]
+                    pc = " & ".join(conds) if conds else None
+                    if n in sad:
+                        bt = sad[n]
+                        val = f"({bt})({gen.expr(_cast_operand(r.value))})"
+                        arr = f"lv{n}" if inner is None else f"lv{n}_{inner}"
+                        lines.append(f"{ind}{arr}[u] = "
+                                     f"{val if pc is None else f'({pc}) ? {val} : ({bt})0'};")
+                    else:
+                        lines += gen.lane_reduce(r, ind, None if pc is None else f"({pc})", own)
+                case lanes.MakeSpawn(site=site, args=args, leaf=lf):
+                    i = site.index
+                    if inner is None:  # the child: its leaf test, then its own body
+                        lines.append(f"{ind}const uint8_t _e{i} = !_c{lf};")
+                        lines.append(f"{ind}q{i}[u] = _e{i};")
+                        lines += [f"{ind}const {ctype(p.ty)} _t{i}_{p.name} = {gen.expr(a)};"
+                                  for p in f for c, a in args if c == p.name]
+                        lines.append(f"{ind}{{")
+                        sub = ind + "    "
+                        lines += [f"{sub}RV_MAYBE_UNUSED {ctype(p.ty)} {var(p.name)} = "
+                                  f"_t{i}_{p.name};" for p in f]
+                        lines += [f"{sub}RV_MAYBE_UNUSED {ctype(ty)} {var(nm)} = 0;"
+                                  for nm, ty in sorted(t.locals.items())]
+                        lines += ops(sub, i)
+                        lines.append(f"{ind}}}")
+                    else:
+                        g2 = block[inner] * K + block[i]
+                        lines.append(f"{ind}mk{g2}[u] = _e{inner} & !_c{lf};")
+                        lines += [f"{ind}a{g2}_{c}[u] = {gen.expr(a)};" for c, a in args]
+            out += at(op.loc, lines)
+        return out
+
+    ind = "                "
+    loads = ["int64_t j = j0 + u;"] + [f"{var(c.name)} = in_{c.name}[j];" for c in step.reads]
+    loads += [f"{var(n)} = 0;" for n in sorted(t.locals)]
+    loads += [gen.lane_accumulator_start(r) for r in own]
+    ends = [gen.lane_accumulator_end(r) for r in own]
+    body = [f"{ind}{x}" for x in loads] + ops(ind, None) + [f"{ind}{x}" for x in ends]
+    arrays: list[tuple[str, str]] = []
+    for g2 in range(K * K):
+        arrays += [(ctype(p.ty), f"a{g2}_{p.name}") for p in f]
+        arrays.append(("uint8_t", f"mk{g2}"))
+    arrays += [("uint8_t", f"q{st.index}") for st in sites]
+    lvs = [(n, f"lv{n}" + ("" if i is None else f"_{i}"))
+           for i in [None, *(st.index for st in sites)] for n in sad]
+    arrays += [(sad[n], nm) for n, nm in lvs]
+    sad_red = sorted({step.body.ops[n].stmt.reducer for n in sad})  # type: ignore[union-attr]
+    L = STEP_MACROS + (SAD_MACROS if sad else []) + [
+         "    if (rv_two_min >= 0 && nb0 == 0 && ni >= rv_two_min) {",
+         "    /* two levels per call (leaf_two_levels): the child blocks would run blocked;",
+         "       every inductive child runs in its parent's lane too */",
+         "    static RV_TLS int64_t ktwo[" + str(2 * K) + "];",
+         "    const int64_t ns = ni + RV_SLACK;  /* stride of the grandchild blocks */",
+         f"    kused = {K * K};"]
+    L += [f"    int64_t nk{g2} = 0;" for g2 in range(K * K)]
+    L += [f"    int64_t nq{st.index} = 0;" for st in sites]
+    for rn in sad_red:
+        L += [f"    rv_sad_t sa_{rn} = RV_SAD_ZERO;", f"    int64_t sb_{rn} = 0;"]
+    L += [f"    for (int64_t j0 = 0; j0 < ni; j0 += {W}) {{",
+          f"        const int lanes_ = ni - j0 < {W} ? (int)(ni - j0) : {W};"]
+    L += [f"        RV_MAYBE_UNUSED {ct} {nm}[{W}];" for ct, nm in arrays]
+    L += [f"        if (lanes_ == {W}) {{",
+          "#pragma GCC ivdep",
+          f"            for (int u = 0; u < {W}; u++) {{", *body, "            }",
+          "        } else {  /* the last partial step: the missing lanes make no spawn */",
+          *[f"            memset({nm}, 0, sizeof({nm}));" for _, nm in arrays],
+          "            for (int u = 0; u < lanes_; u++) {",
+          '                __asm__ __volatile__("" ::: "memory");  /* not vectorized */',
+          *body, "            }", "        }"]
+    for n, nm in lvs:
+        rn = step.body.ops[n].stmt.reducer  # type: ignore[union-attr]
+        if sad[n] == "int8_t":
+            L.append(f"        sa_{rn} = RV_SAD_ADDS(sa_{rn}, {nm}); sb_{rn}++;")
+        else:
+            L.append(f"        sa_{rn} = RV_SAD_ADDU(sa_{rn}, {nm});")
+    L += [f"        nq{st.index} += __builtin_popcount(rv_bits32(q{st.index}));"
+          for st in sites]
+    for g2 in range(K * K):
+        L += ["        {",
+              f"            uint32_t b = rv_bits32(mk{g2}); int64_t d = out_base + {g2} * ns;",
+              f"            if (lanes_ == {W}) {{"]
+        for p in f:
+            w = 8 * p.ty.dtype.itemsize
+            L.append(f"                RV_LSTEP{w}((const uint{w}_t *)a{g2}_{p.name}, "
+                     f"(uint{w}_t *)(p_{p.name} + d), nk{g2}, b);")
+        L += ["            } else {  /* exact stores: no slack after the block */",
+              f"                int64_t q = nk{g2};",
+              "                for (int u = 0; u < lanes_; u++) {",
+              *[f"                    p_{p.name}[d + q] = a{g2}_{p.name}[u];" for p in f],
+              f"                    q += mk{g2}[u] != 0;",
+              "                }", "            }",
+              f"            nk{g2} += __builtin_popcount(b);", "        }"]
+    L.append("    }")
+    for rn in sad_red:
+        decl = gen.program.reducers[rn]
+        ct = ctype(ir.Ty(decl.dtype))
+        u = "u" + ct if decl.dtype.kind == "i" else ct
+        L.append(f"    la_{rn} = ({ct})(({u})la_{rn} + ({u})(RV_SAD_SUM(sa_{rn}) - "
+                 f"INT64_C({128 * W}) * sb_{rn}));")
+    for st in sites:
+        k = block[st.index]
+        L.append(f"    ktwo[{2 * k}] = nq{st.index}; ktwo[{2 * k + 1}] = ni - nq{st.index};")
+    for k, k2 in kk:
+        i = next(st.index for st in sites if block[st.index] == k)
+        g2 = k * K + k2
+        L.append(f"    kc[{g2}] += nk{g2}; klf[{g2}] += nq{i} - nk{g2};")
+    L += [f"    rv_two_k = {K}; rv_two_counts = ktwo;", "    } else {"]
+    L += one_level
+    L.append("    }")
+    return L
+
+
+def two_level_blocks(plan: kp.KernelPlan, k: int) -> int:
+    """The child blocks a kernel of ``k`` spawns can use: k * k with two levels per call
+    (technique leaf_two_levels), else k."""
+    step = plan.step(kp.LaneSpawns)
+    return k * k if isinstance(step, kp.LaneSpawns) and step.two_levels else k

@@ -28,6 +28,7 @@ import numpy as np
 
 from revec import ir
 from revec.errors import RevecError
+from revec.transforms import lanes as lanes_mod
 from revec.transforms.blocking import (
     BlockProgram,
     assigned_names,
@@ -181,7 +182,8 @@ PLAN_ON_ENV = "REVEC_PLAN_ON"
 TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged_steps",
               "lane_buffers", "leaf_level", "site_leaves", "narrow_partials",
               "fold_in_split", "wide_flags", "sched_pressure",
-              "block_in_place", "narrow_state")
+              "block_in_place", "narrow_state",
+              "leaf_two_levels")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -688,6 +690,10 @@ class LaneSpawns(Step):
     buffers: bool = False
     # leaf inlining through the site blocks (technique site_leaves; needs by_site)
     site_leaves: SiteLeaves | None = None
+    # technique leaf_two_levels (needs fused): in a block the driver runs blocked whose
+    # child blocks would run blocked too (each holds R threads or more), every inductive
+    # child runs in its parent's lane as well; K * K grandchild blocks
+    two_levels: bool = False
 
     def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
         """The passes grouped into loops: one store per loop (LLVM vectorizes such a
@@ -903,6 +909,8 @@ class KernelPlan:
     # lists (narrow_state_decision)
     narrow_state: bool = False
     narrow_state_note: str = ""
+    # technique leaf_two_levels (LaneSpawns.two_levels): the line ``--plan`` prints
+    leaf_two_levels_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -952,6 +960,8 @@ class KernelPlan:
         if self.site_leaves_note:
             L.append(f"leaf inlining through site blocks (site_leaves): "
                      f"{self.site_leaves_note}")
+        if self.leaf_two_levels_note:
+            L.append(f"two levels per call (leaf_two_levels): {self.leaf_two_levels_note}")
         if self.narrow_partials_note:
             L.append(f"narrow partials (narrow_partials): {self.narrow_partials_note}")
         if self.fold_in_split_note:
@@ -1077,6 +1087,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                           contains_return(bp.base), fold))
     slack = 0
     site_note = ""  # (shown for lane spawns only)
+    two_note = ""  # (shown for lane spawns only)
     buffers_note = ""  # (shown for lane spawns only)
     if straight_spawns(inductive) and (leaf is None or tests is not None):
         level = None if tests is None else LeafLevel(
@@ -1105,6 +1116,11 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                                 tg.counts_in_locals and len(blocks) == 2,
                                 passes, fills, sources, leaf is not None, by_site, fused,
                                 buffers, site_leaf if by_site is not None else None))
+        two, two_note = two_levels_decision(program, bp, body, blocks, sources, fused, off)
+        if two:
+            ls = steps[-1]
+            assert isinstance(ls, LaneSpawns)
+            steps[-1] = dataclasses.replace(ls, two_levels=True)
         slack = 0 if fused else LANES  # (fused: the last partial step stores exactly)
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
@@ -1178,7 +1194,76 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                       wide_flags=wide, wide_flags_note=wide_note, sched_pressure=sched,
                       sched_pressure_note=sched_note,
                       block_in_place_note=prepass_note, narrow_state=narrow_st,
-                      narrow_state_note=narrow_st_note)
+                      narrow_state_note=narrow_st_note, leaf_two_levels_note=two_note)
+
+
+def two_levels_decision(program: ir.Program, bp: BlockProgram, body: LaneBody,
+                        blocks: tuple[int, ...], sources: tuple[tuple[int, str, str], ...],
+                        fused: bool, off: frozenset[str]) -> tuple[bool, str]:
+    """leaf_two_levels: a fused lane pass that also runs every inductive child in its
+    parent's lane (two levels per kernel call, K * K grandchild blocks), where the
+    schedule's decisions about the child level are known before the kernel runs: a
+    block the driver runs blocked whose K child blocks each hold ni >= R threads (they
+    run blocked: DESIGN.md 3), which needs every site to spawn unconditionally into its
+    own child block (each child block then holds exactly the ni inductive threads) and
+    no base thread in the block (only the root has any).  The driver counts each child
+    block when it reaches it, as if it ran: every statistic is the one-level one.
+    Measured (fib(40) reexp, CPU-time medians of 11-15 interleaved with it off, shared
+    2-core Zen 4, load 5-8): AVX2 build (-march=znver3) B = 2^16 1.05-1.08x, 2^15 1.09x,
+    2^14 1.05x (once 0.97x); native AVX-512 0.99-1.06x.  A hand-written kernel of the
+    same schedule (reports/prototypes/fib_two_levels, "gated") measured 1.12-1.14x."""
+    if not fused:
+        return False, ""
+    if "leaf_two_levels" in off:
+        return False, "off (switched off)"
+    sites = body.sites
+    why = ""
+    if sources:
+        why = "a child column every lane sets alike (filled per child block)"
+    elif bp.uniform:
+        why = "level-uniform values (the grandchildren's would be the next level's)"
+    elif not sites or len(sites) != len(blocks) or any(
+            st.conditional or len(st.kset) != 1 for st in sites):
+        why = "a spawn site that is conditional or shares its child block"
+    elif any(isinstance(op, lanes_mod.Plain) for op in body.ops):
+        why = "a statement every lane runs as it is (not speculable on a leaf's values)"
+    elif any(isinstance(op, lanes_mod.MakeSpawn)
+             and (op.leaf is None or op.guard is not None
+                  or len(op.args) != len(bp.columns)) for op in body.ops):
+        why = "a spawn without its leaf test or with a column passed on unchanged"
+    elif not all(ir.speculable(e) for e in _lane_exprs(body)):
+        why = "a value that is not speculable (a call or an array read)"
+    elif any(isinstance(op, lanes_mod.Fold)
+             and (program.reducers[op.stmt.reducer].dtype.kind not in "iub"
+                  or program.reducers[op.stmt.reducer].bound
+                  or isinstance(op.stmt.value, ir.Const)
+                  or isinstance(op.stmt.value, ir.Cast)
+                  and isinstance(op.stmt.value.operand, ir.Const)) for op in body.ops):
+        why = ("a float, bound or constant reduction (float sums would change order; a "
+               "constant is counted once per block)")
+    if why:
+        return False, f"not applied: {why}"
+    return True, ("on: in a block the driver runs blocked whose child blocks each hold R "
+                  "threads or more (they would run blocked), and no base thread, every "
+                  "inductive child runs in its parent's lane too: its leaves reduced "
+                  "there, its children written to child block k * K + k' (two levels per "
+                  "call); each child block counted by the driver when it reaches it, as "
+                  "a block of its level (statistics as with one level)")
+
+
+def _lane_exprs(body: LaneBody) -> list[ir.Expr]:
+    out: list[ir.Expr] = []
+    for op in body.ops:
+        match op:
+            case lanes_mod.SetVar(value=v):
+                out.append(v)
+            case lanes_mod.Cond(cond=c):
+                out.append(c)
+            case lanes_mod.MakeSpawn(args=args):
+                out += [a for _, a in args]
+            case lanes_mod.Fold(stmt=r):
+                out.append(r.value)
+    return out
 
 
 def buffers_decision(tg: Target, fused: bool, off: frozenset[str], on: frozenset[str]

@@ -61,7 +61,7 @@ static RV_TLS int64_t acc_count;
 
 #define RV_SLACK 0
 static RV_TLS int8_t *c_n, *b_n, *q_n;
-static RV_TLS int64_t kleaf[2];
+static RV_TLS int64_t kleaf[4];
 static RV_TLS int64_t cap_frames, scratch_cap, *kcnt, kcap_alloc, kdirty;
 
 static void grow_children(int64_t need_frames, int64_t need_k) {
@@ -109,7 +109,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_n = p_n[off + tc + u];
 #line 16 "fib.py"
             m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1676 "fib_fib.c"
+#line 1687 "fib_fib.c"
         }
         nb0 += __builtin_popcount(rv_bits32(m));
     }
@@ -117,7 +117,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_n = p_n[off + tc];
 #line 16 "fib.py"
         nb0 += ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1684 "fib_fib.c"
+#line 1695 "fib_fib.c"
     }
     if (nb0 != 0) {  /* the root: the split and the base case */
     #ifndef RV_SCALAR_SPLIT
@@ -129,7 +129,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 v_n = p_n[off + t + u];
 #line 16 "fib.py"
                 m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1696 "fib_fib.c"
+#line 1707 "fib_fib.c"
             }
             uint32_t bits = rv_bits32(m);
             RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)bp_n, nb, bits);
@@ -143,7 +143,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_n = p_n[off + t];
 #line 16 "fib.py"
             int64_t isb = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1710 "fib_fib.c"
+#line 1721 "fib_fib.c"
             bp_n[nb] = v_n;
             qp_n[ni] = v_n;
             nb += isb; ni += 1 - isb;
@@ -156,7 +156,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             for (int64_t j = j0; j < j1; j++) part += bp_n[j];
 #line 17 "fib.py"
             la_count = (int64_t)((uint64_t)la_count + (uint64_t)(int64_t)part);
-#line 1723 "fib_fib.c"
+#line 1734 "fib_fib.c"
         }
     } else {  /* no base thread: the inductive case reads the block in place */
         ni = n;
@@ -165,6 +165,323 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         }
     }
     const int8_t *restrict in_n = (nb0 != 0 || out_base < off + n) ? qp_n : p_n + off;
+#ifndef RV_LSTEP8
+#if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
+#define RV_LSTEP8(x, o, j, b) RV_CSTEP8(x, o, j, b)
+#define RV_LSTEP16(x, o, j, b) RV_CSTEP16(x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_CSTEP32(x, o, j, b)
+#define RV_LSTEP64(x, o, j, b) RV_CSTEP64(x, o, j, b)
+#else
+#define RV_LSTEP8(x, o, j, b) RV_STEP8(x, o, j, b)
+#define RV_LSTEP16(x, o, j, b) RV_STEP16(x, o, j, b)
+#define RV_LSTEP32(x, o, j, b) RV_STEP32(x, o, j, b)
+#define RV_LSTEP64(x, o, j, b) RV_STEP64(x, o, j, b)
+#endif
+#endif
+#ifndef RV_SAD_ZERO
+#if REVEC_X86 && defined(__AVX2__)
+typedef __m256i rv_sad_t;
+#define RV_SAD_ZERO _mm256_setzero_si256()
+#define RV_SAD_ADDU(a, x) _mm256_add_epi64((a), _mm256_sad_epu8(_mm256_loadu_si256((const __m256i *)(x)), _mm256_setzero_si256()))
+#define RV_SAD_ADDS(a, x) _mm256_add_epi64((a), _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x)), _mm256_set1_epi8((char)0x80)), _mm256_setzero_si256()))
+#define RV_SAD_SUM(a) ({ __m128i t_ = _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256((a), 1)); (int64_t)(_mm_cvtsi128_si64(t_) + _mm_extract_epi64(t_, 1)); })
+#else
+typedef int64_t rv_sad_t;
+#define RV_SAD_ZERO 0
+#define RV_SAD_ADDU(a, x) ({ int64_t s_ = (a); for (int u_ = 0; u_ < 32; u_++) s_ += ((const uint8_t *)(x))[u_]; s_; })
+#define RV_SAD_ADDS(a, x) ({ int64_t s_ = (a); for (int u_ = 0; u_ < 32; u_++) s_ += ((const int8_t *)(x))[u_] + 128; s_; })
+#define RV_SAD_SUM(a) (a)
+#endif
+#endif
+    if (rv_two_min >= 0 && nb0 == 0 && ni >= rv_two_min) {
+    /* two levels per call (leaf_two_levels): the child blocks would run blocked;
+       every inductive child runs in its parent's lane too */
+    static RV_TLS int64_t ktwo[4];
+    const int64_t ns = ni + RV_SLACK;  /* stride of the grandchild blocks */
+    kused = 4;
+    int64_t nk0 = 0;
+    int64_t nk1 = 0;
+    int64_t nk2 = 0;
+    int64_t nk3 = 0;
+    int64_t nq0 = 0;
+    int64_t nq1 = 0;
+    rv_sad_t sa_count = RV_SAD_ZERO;
+    int64_t sb_count = 0;
+    for (int64_t j0 = 0; j0 < ni; j0 += 32) {
+        const int lanes_ = ni - j0 < 32 ? (int)(ni - j0) : 32;
+        RV_MAYBE_UNUSED int8_t a0_n[32];
+        RV_MAYBE_UNUSED uint8_t mk0[32];
+        RV_MAYBE_UNUSED int8_t a1_n[32];
+        RV_MAYBE_UNUSED uint8_t mk1[32];
+        RV_MAYBE_UNUSED int8_t a2_n[32];
+        RV_MAYBE_UNUSED uint8_t mk2[32];
+        RV_MAYBE_UNUSED int8_t a3_n[32];
+        RV_MAYBE_UNUSED uint8_t mk3[32];
+        RV_MAYBE_UNUSED uint8_t q0[32];
+        RV_MAYBE_UNUSED uint8_t q1[32];
+        RV_MAYBE_UNUSED int8_t lv2[32];
+        RV_MAYBE_UNUSED int8_t lv6[32];
+        RV_MAYBE_UNUSED int8_t lv2_0[32];
+        RV_MAYBE_UNUSED int8_t lv6_0[32];
+        RV_MAYBE_UNUSED int8_t lv2_1[32];
+        RV_MAYBE_UNUSED int8_t lv6_1[32];
+        if (lanes_ == 32) {
+#pragma GCC ivdep
+            for (int u = 0; u < 32; u++) {
+                int64_t j = j0 + u;
+                v_n = in_n[j];
+                v__lf_n = 0;
+#line 19 "fib.py"
+                v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                lv2[u] = (_c0) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 19 "fib.py"
+                const uint8_t _e0 = !_c0;
+#line 19 "fib.py"
+                q0[u] = _e0;
+#line 19 "fib.py"
+                const int8_t _t0_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                {
+#line 19 "fib.py"
+                    RV_MAYBE_UNUSED int8_t v_n = _t0_n;
+#line 19 "fib.py"
+                    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
+#line 19 "fib.py"
+                    v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                    RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                    lv2_0[u] = (_e0 & _c0) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 19 "fib.py"
+                    mk0[u] = _e0 & !_c0;
+#line 19 "fib.py"
+                    a0_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+                    v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                    RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                    lv6_0[u] = (_e0 & _c1) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 20 "fib.py"
+                    mk1[u] = _e0 & !_c1;
+#line 20 "fib.py"
+                    a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 19 "fib.py"
+                }
+                v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                lv6[u] = (_c1) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 20 "fib.py"
+                const uint8_t _e1 = !_c1;
+#line 20 "fib.py"
+                q1[u] = _e1;
+#line 20 "fib.py"
+                const int8_t _t1_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                {
+#line 20 "fib.py"
+                    RV_MAYBE_UNUSED int8_t v_n = _t1_n;
+#line 20 "fib.py"
+                    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
+#line 19 "fib.py"
+                    v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                    RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                    lv2_1[u] = (_e1 & _c0) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 19 "fib.py"
+                    mk2[u] = _e1 & !_c0;
+#line 19 "fib.py"
+                    a2_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+                    v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                    RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                    lv6_1[u] = (_e1 & _c1) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 20 "fib.py"
+                    mk3[u] = _e1 & !_c1;
+#line 20 "fib.py"
+                    a3_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                }
+#line 1886 "fib_fib.c"
+            }
+        } else {  /* the last partial step: the missing lanes make no spawn */
+            memset(a0_n, 0, sizeof(a0_n));
+            memset(mk0, 0, sizeof(mk0));
+            memset(a1_n, 0, sizeof(a1_n));
+            memset(mk1, 0, sizeof(mk1));
+            memset(a2_n, 0, sizeof(a2_n));
+            memset(mk2, 0, sizeof(mk2));
+            memset(a3_n, 0, sizeof(a3_n));
+            memset(mk3, 0, sizeof(mk3));
+            memset(q0, 0, sizeof(q0));
+            memset(q1, 0, sizeof(q1));
+            memset(lv2, 0, sizeof(lv2));
+            memset(lv6, 0, sizeof(lv6));
+            memset(lv2_0, 0, sizeof(lv2_0));
+            memset(lv6_0, 0, sizeof(lv6_0));
+            memset(lv2_1, 0, sizeof(lv2_1));
+            memset(lv6_1, 0, sizeof(lv6_1));
+            for (int u = 0; u < lanes_; u++) {
+                __asm__ __volatile__("" ::: "memory");  /* not vectorized */
+                int64_t j = j0 + u;
+                v_n = in_n[j];
+                v__lf_n = 0;
+#line 19 "fib.py"
+                v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                lv2[u] = (_c0) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 19 "fib.py"
+                const uint8_t _e0 = !_c0;
+#line 19 "fib.py"
+                q0[u] = _e0;
+#line 19 "fib.py"
+                const int8_t _t0_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                {
+#line 19 "fib.py"
+                    RV_MAYBE_UNUSED int8_t v_n = _t0_n;
+#line 19 "fib.py"
+                    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
+#line 19 "fib.py"
+                    v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                    RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                    lv2_0[u] = (_e0 & _c0) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 19 "fib.py"
+                    mk0[u] = _e0 & !_c0;
+#line 19 "fib.py"
+                    a0_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+                    v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                    RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                    lv6_0[u] = (_e0 & _c1) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 20 "fib.py"
+                    mk1[u] = _e0 & !_c1;
+#line 20 "fib.py"
+                    a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 19 "fib.py"
+                }
+                v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                lv6[u] = (_c1) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 20 "fib.py"
+                const uint8_t _e1 = !_c1;
+#line 20 "fib.py"
+                q1[u] = _e1;
+#line 20 "fib.py"
+                const int8_t _t1_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                {
+#line 20 "fib.py"
+                    RV_MAYBE_UNUSED int8_t v_n = _t1_n;
+#line 20 "fib.py"
+                    RV_MAYBE_UNUSED int8_t v__lf_n = 0;
+#line 19 "fib.py"
+                    v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+#line 19 "fib.py"
+                    RV_MAYBE_UNUSED uint8_t _c0 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                    lv2_1[u] = (_e1 & _c0) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 19 "fib.py"
+                    mk2[u] = _e1 & !_c0;
+#line 19 "fib.py"
+                    a2_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
+                    v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                    RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
+#line 17 "fib.py"
+                    lv6_1[u] = (_e1 & _c1) ? (int8_t)(v__lf_n) : (int8_t)0;
+#line 20 "fib.py"
+                    mk3[u] = _e1 & !_c1;
+#line 20 "fib.py"
+                    a3_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+                }
+#line 1987 "fib_fib.c"
+            }
+        }
+        sa_count = RV_SAD_ADDS(sa_count, lv2); sb_count++;
+        sa_count = RV_SAD_ADDS(sa_count, lv6); sb_count++;
+        sa_count = RV_SAD_ADDS(sa_count, lv2_0); sb_count++;
+        sa_count = RV_SAD_ADDS(sa_count, lv6_0); sb_count++;
+        sa_count = RV_SAD_ADDS(sa_count, lv2_1); sb_count++;
+        sa_count = RV_SAD_ADDS(sa_count, lv6_1); sb_count++;
+        nq0 += __builtin_popcount(rv_bits32(q0));
+        nq1 += __builtin_popcount(rv_bits32(q1));
+        {
+            uint32_t b = rv_bits32(mk0); int64_t d = out_base + 0 * ns;
+            if (lanes_ == 32) {
+                RV_LSTEP8((const uint8_t *)a0_n, (uint8_t *)(p_n + d), nk0, b);
+            } else {  /* exact stores: no slack after the block */
+                int64_t q = nk0;
+                for (int u = 0; u < lanes_; u++) {
+                    p_n[d + q] = a0_n[u];
+                    q += mk0[u] != 0;
+                }
+            }
+            nk0 += __builtin_popcount(b);
+        }
+        {
+            uint32_t b = rv_bits32(mk1); int64_t d = out_base + 1 * ns;
+            if (lanes_ == 32) {
+                RV_LSTEP8((const uint8_t *)a1_n, (uint8_t *)(p_n + d), nk1, b);
+            } else {  /* exact stores: no slack after the block */
+                int64_t q = nk1;
+                for (int u = 0; u < lanes_; u++) {
+                    p_n[d + q] = a1_n[u];
+                    q += mk1[u] != 0;
+                }
+            }
+            nk1 += __builtin_popcount(b);
+        }
+        {
+            uint32_t b = rv_bits32(mk2); int64_t d = out_base + 2 * ns;
+            if (lanes_ == 32) {
+                RV_LSTEP8((const uint8_t *)a2_n, (uint8_t *)(p_n + d), nk2, b);
+            } else {  /* exact stores: no slack after the block */
+                int64_t q = nk2;
+                for (int u = 0; u < lanes_; u++) {
+                    p_n[d + q] = a2_n[u];
+                    q += mk2[u] != 0;
+                }
+            }
+            nk2 += __builtin_popcount(b);
+        }
+        {
+            uint32_t b = rv_bits32(mk3); int64_t d = out_base + 3 * ns;
+            if (lanes_ == 32) {
+                RV_LSTEP8((const uint8_t *)a3_n, (uint8_t *)(p_n + d), nk3, b);
+            } else {  /* exact stores: no slack after the block */
+                int64_t q = nk3;
+                for (int u = 0; u < lanes_; u++) {
+                    p_n[d + q] = a3_n[u];
+                    q += mk3[u] != 0;
+                }
+            }
+            nk3 += __builtin_popcount(b);
+        }
+    }
+    la_count = (int64_t)((uint64_t)la_count + (uint64_t)(RV_SAD_SUM(sa_count) - INT64_C(4096) * sb_count));
+    ktwo[0] = nq0; ktwo[1] = ni - nq0;
+    ktwo[2] = nq1; ktwo[3] = ni - nq1;
+    kc[0] += nk0; klf[0] += nq0 - nk0;
+    kc[1] += nk1; klf[1] += nq0 - nk1;
+    kc[2] += nk2; klf[2] += nq1 - nk2;
+    kc[3] += nk3; klf[3] += nq1 - nk3;
+    rv_two_k = 2; rv_two_counts = ktwo;
+    } else {
     /* inductive case: every inductive thread as lane code, 32 at a time (the
        last partial step too: its missing lanes make no spawn) */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -238,7 +555,7 @@ typedef int64_t rv_sad_t;
                 a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 _k += 1;
-#line 1805 "fib_fib.c"
+#line 2133 "fib_fib.c"
             }
         } else {  /* the last partial step: the missing lanes make no spawn */
             memset(a0_n, 0, sizeof(a0_n));
@@ -276,7 +593,7 @@ typedef int64_t rv_sad_t;
                 a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 _k += 1;
-#line 1843 "fib_fib.c"
+#line 2171 "fib_fib.c"
             }
         }
         sa_count = RV_SAD_ADDS(sa_count, lv2); sb_count++;
@@ -311,6 +628,7 @@ typedef int64_t rv_sad_t;
     la_count = (int64_t)((uint64_t)la_count + (uint64_t)(RV_SAD_SUM(sa_count) - INT64_C(4096) * sb_count));
     kc[0] += nk0; klf[0] += ni - nk0;
     kc[1] += nk1; klf[1] += ni - nk1;
+    }
     acc_count = la_count;
     *kused_out = kused;
     return nb;
@@ -327,7 +645,7 @@ static int64_t rv_front_n, rv_front_depth;
 int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,
                   const int64_t **counts, const int64_t **leaves) {
     grow_scratch(n);
-    grow_children(out_base + 2 * (n + RV_SLACK), 2);
+    grow_children(out_base + 4 * (n + RV_SLACK), 4);
     memset(kcnt, 0, kdirty * sizeof(int64_t));
     memset(kleaf, 0, sizeof(kleaf));
     kdirty = kcap_alloc;
@@ -413,18 +731,18 @@ void revec_free(void *p) { free(p); }
 static void seq_fib(int8_t v_n);
 #line 15 "fib.py"
 static void seq_fib(int8_t v_n) {
-#line 1980 "fib_fib.c"
+#line 2309 "fib_fib.c"
     RV_MAYBE_UNUSED int8_t v__lf_n = 0;
 #line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 1985 "fib_fib.c"
+#line 2314 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1))))));
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2))))));
-#line 1991 "fib_fib.c"
+#line 2320 "fib_fib.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -441,12 +759,12 @@ static int64_t rv_omp_cutoff;
 static void omp_fib(int8_t v_n, int64_t _depth);
 #line 15 "fib.py"
 static void omp_fib(int8_t v_n, int64_t _depth) {
-#line 2008 "fib_fib.c"
+#line 2337 "fib_fib.c"
     RV_MAYBE_UNUSED int8_t v__lf_n = 0;
 #line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 2013 "fib_fib.c"
+#line 2342 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
@@ -484,7 +802,7 @@ static void omp_fib(int8_t v_n, int64_t _depth) {
         }
 #line 20 "fib.py"
     }
-#line 2051 "fib_fib.c"
+#line 2380 "fib_fib.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

@@ -176,7 +176,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     (void)t;
 #line 21 "nqueens.py"
     if (n > 0 && ((((int32_t)(v_row)) == v_n))) {
-#line 1743 "nqueens_nqueens.c"
+#line 1754 "nqueens_nqueens.c"
         nb = n;  /* read in place (bp_: the block) */
     } else {
         ni = n;
@@ -188,7 +188,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     for (int64_t j = 0; j < nb; j++) {
 #line 22 "nqueens.py"
         la_solutions = (int64_t)((uint64_t)la_solutions + (uint64_t)(INT64_C(1)));
-#line 1755 "nqueens_nqueens.c"
+#line 1766 "nqueens_nqueens.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -217,7 +217,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
 #line 24 "nqueens.py"
             v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
             go[u] = ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1784 "nqueens_nqueens.c"
+#line 1795 "nqueens_nqueens.c"
             x_v_cols[u] = v_cols;
             x_v_d1[u] = v_d1;
             x_v_d2[u] = v_d2;
@@ -236,14 +236,14 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_d2 = qp_d2[j];
 #line 24 "nqueens.py"
         v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
-#line 1803 "nqueens_nqueens.c"
+#line 1814 "nqueens_nqueens.c"
         sc_v_cols[na] = v_cols;
         sc_v_d1[na] = v_d1;
         sc_v_d2[na] = v_d2;
         sc_v_free[na] = v_free;
 #line 25 "nqueens.py"
         na += ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1810 "nqueens_nqueens.c"
+#line 1821 "nqueens_nqueens.c"
     }
     /* phase B: iteration it of every active thread makes its spawn it */
     for (int64_t it = 0; na > 0; it++) {
@@ -297,7 +297,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1864 "nqueens_nqueens.c"
+#line 1875 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -354,7 +354,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1921 "nqueens_nqueens.c"
+#line 1932 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -515,13 +515,13 @@ void revec_free(void *p) { free(p); }
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2);
 #line 19 "nqueens.py"
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2) {
-#line 2082 "nqueens_nqueens.c"
+#line 2093 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2088 "nqueens_nqueens.c"
+#line 2099 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -532,7 +532,7 @@ static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         seq_nqueens(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_row + (uint8_t)((int8_t)1))))), ((uint16_t)(((uint16_t)(v_cols | v_bit)))), ((uint16_t)(((uint16_t)((uint16_t)((uint16_t)(v_d1 | v_bit)) << (((uint16_t)1)))))), ((uint16_t)(((uint16_t)(((uint16_t)(v_d2 | v_bit)) >> (((uint16_t)1)))))));
 #line 25 "nqueens.py"
     }
-#line 2099 "nqueens_nqueens.c"
+#line 2110 "nqueens_nqueens.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -553,13 +553,13 @@ static int64_t rv_omp_cutoff;
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth);
 #line 19 "nqueens.py"
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth) {
-#line 2120 "nqueens_nqueens.c"
+#line 2131 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2126 "nqueens_nqueens.c"
+#line 2137 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -594,7 +594,7 @@ static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         }
 #line 25 "nqueens.py"
     }
-#line 2161 "nqueens_nqueens.c"
+#line 2172 "nqueens_nqueens.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

@@ -99,7 +99,12 @@ void rv_check_budget(int64_t bytes) { rv_charge(B_FRAMES, bytes); }
    block's threads (its size for B, R and the utilization; tasks and leaves of its
    level), so every decision and statistic is the one without inlining */
 enum { KIND, OFF, N, BASE, END, DEPTH, CUR, NSEG, SB, INIT, PH, REC_COLS };
-enum { S_OFF, S_N, S_PH, SEG_COLS };  /* a child block: offset, frames, inlined leaves */
+/* S_V: 0, or (two levels per call) 1 + the segment of the first of the K grandchild
+   blocks of this child block, which the kernel expanded in its parents' lanes (S_N: its
+   inductive threads, none written; S_PH: its inlined leaves) */
+enum { S_OFF, S_N, S_PH, S_V, SEG_COLS };  /* a child block: offset, frames, inlined leaves */
+RV_TLS int64_t rv_two_min = -1, rv_two_k;
+RV_TLS const int64_t *rv_two_counts;
 /* st_out: the driver's statistics (INLINED: leaves inlined by leaf inlining,
    revec.runtime.workers.ST_INLINED); after a run over the budget, ST_WHY (1 + the kind
    whose growth crossed it) and ST_HELD.. (the bytes of each kind held then):
@@ -224,6 +229,9 @@ static int rv_give(rv_worker *w, rv_pkg *pk) {
                && w->seg[r[SB] + nseg - 1][S_PH] == 0) nseg--;
         r[NSEG] = nseg;  /* empty child blocks at the end are skipped anyway */
         if (nseg <= cur) continue;
+        int64_t expanded = 0;  /* child blocks expanded by a two-level kernel stay here */
+        for (int64_t k = cur; k < nseg; k++) expanded |= w->seg[r[SB] + k][S_V];
+        if (expanded) continue;
         /* half of the pending child blocks; the top record keeps at least one (the
            owner's next block), a lower one may give its last (work runs above it) */
         int64_t give = s == sp ? (nseg - cur) / 2 : (nseg - cur + 1) / 2;
@@ -278,6 +286,7 @@ static void rv_take(rv_worker *w) {
         int64_t at = 0;
         for (int64_t k = 0; k < pk->nseg; k++) {
             w->seg[k][S_OFF] = at; w->seg[k][S_N] = pk->counts[k]; w->seg[k][S_PH] = 0;
+            w->seg[k][S_V] = 0;
             at += pk->counts[k];
         }
         r[CUR] = 0; r[NSEG] = pk->nseg; r[SB] = 0;
@@ -380,6 +389,28 @@ static void rv_schedule(rv_worker *w) {
             if (n + ph == 0) continue;
             off = seg[s][S_OFF];
             depth = rec[sp][DEPTH];
+            if (seg[s][S_V]) {  /* expanded by a two-level kernel: counted as executed */
+                int64_t g = seg[s][S_V] - 1, kk = rec[sp][INIT], nf = n + ph;
+                w->lv = lv = rv_grow(lv, &w->lcap, depth + 2, sizeof(*lv), B_LEVELS);
+                lv[depth][L_TASKS] += nf; lv[depth][L_LEAVES] += ph;
+                st[BLOCKS] += 1; st[VEC] += nf / P * P;
+                st[INLINED] += ph;
+                if (depth > st[MAXDEPTH]) st[MAXDEPTH] = depth;
+                int64_t mf = 0;
+                for (int64_t k = 0; k < kk; k++) mf += seg[g + k][S_N] + seg[g + k][S_PH];
+                int64_t live = st[LIVE] + mf;
+                if (live > st[PEAK]) st[PEAK] = live;
+                st[LIVE] = live - nf;
+                if (mf == 0) continue;
+                int64_t top = st[SEGTOP], end = rec[sp][END];
+                w->seg = seg = rv_grow(seg, &w->scap, top + kk + 1, sizeof(*seg), B_RECORDS);
+                memcpy(seg[top], seg[g], (size_t)kk * sizeof(*seg));
+                sp += 1;
+                rec[sp][KIND] = 1; rec[sp][CUR] = 0; rec[sp][NSEG] = kk; rec[sp][SB] = top;
+                rec[sp][END] = end; rec[sp][DEPTH] = depth + 1; rec[sp][INIT] = 0;
+                st[SEGTOP] = top + kk; st[SP] = sp;
+                continue;
+            }
             /* child_block_reexpands (revec/transforms/schedule.py) */
             if (n + ph < R) {  /* re-expansion: this child block runs in bfs mode */
                 int64_t top = rec[sp][END];
@@ -407,7 +438,10 @@ static void rv_schedule(rv_worker *w) {
         w->lv = lv = rv_grow(lv, &w->lcap, depth + 2, sizeof(*lv), B_LEVELS);
         int64_t kused = 0, nb = 0;
         const int64_t *kcnt = NULL, *kleaf = NULL;
+        rv_two_min = mode == 1 ? R : -1;
         if (n > 0) nb = rvm_block(off, n, out_base, &kused, &kcnt, &kleaf);
+        int64_t two = rv_two_k;  /* K: the kernel expanded its K child blocks */
+        rv_two_k = 0;
         int64_t ni = n - nb + slack;  /* child block k starts at out_base + k * ni */
         /* the block as without leaf inlining: its frames and its inlined leaves (PH) */
         int64_t nf = n + ph;
@@ -423,16 +457,41 @@ static void rv_schedule(rv_worker *w) {
                 dst += kcnt[k];
             }
         }
-        w->seg = seg = rv_grow(seg, &w->scap, st[SEGTOP] + kused + 1, sizeof(*seg),
+        w->seg = seg = rv_grow(seg, &w->scap, st[SEGTOP] + kused + two + 1, sizeof(*seg),
                                 B_RECORDS);
         int64_t m = 0, mph = 0;  /* children written, children inlined as leaves */
-        for (int64_t k = 0; k < kused; k++) m += kcnt[k];
-        if (kleaf) for (int64_t k = 0; k < kused; k++) mph += kleaf[k];
+        if (two) {  /* the children: the K expanded child blocks (none written) */
+            for (int64_t k = 0; k < two; k++) {
+                m += rv_two_counts[2 * k]; mph += rv_two_counts[2 * k + 1];
+            }
+        } else {
+            for (int64_t k = 0; k < kused; k++) m += kcnt[k];
+            if (kleaf) for (int64_t k = 0; k < kused; k++) mph += kleaf[k];
+        }
         int64_t mf = m + mph;
         int64_t live = st[LIVE] + mf;
         if (live > st[PEAK]) st[PEAK] = live;
         st[LIVE] = live - nf;
         int64_t segtop = st[SEGTOP];
+        if (mode == 1 && two) {  /* the K child blocks, then their K * K blocks */
+            if (mf == 0) continue;
+            sp += 1;
+            rec[sp][KIND] = 1; rec[sp][CUR] = 0; rec[sp][NSEG] = two; rec[sp][SB] = segtop;
+            rec[sp][END] = out_base + kused * ni; rec[sp][DEPTH] = depth + 1;
+            rec[sp][INIT] = two;  /* (a record of expanded child blocks: K) */
+            for (int64_t k = 0; k < two; k++) {
+                seg[segtop + k][S_OFF] = 0; seg[segtop + k][S_N] = rv_two_counts[2 * k];
+                seg[segtop + k][S_PH] = rv_two_counts[2 * k + 1];
+                seg[segtop + k][S_V] = 1 + segtop + two + k * two;
+            }
+            for (int64_t k = 0; k < kused; k++) {
+                int64_t *g = seg[segtop + two + k];
+                g[S_OFF] = out_base + k * ni; g[S_N] = kcnt[k];
+                g[S_PH] = kleaf ? kleaf[k] : 0; g[S_V] = 0;
+            }
+            st[SEGTOP] = segtop + two + kused; st[SP] = sp;
+            continue;
+        }
         if (mode == 1) {
             if (mf == 0) continue;
             sp += 1;
@@ -441,6 +500,7 @@ static void rv_schedule(rv_worker *w) {
             for (int64_t k = 0; k < kused; k++) {
                 seg[segtop + k][S_OFF] = out_base + k * ni; seg[segtop + k][S_N] = kcnt[k];
                 seg[segtop + k][S_PH] = kleaf ? kleaf[k] : 0;
+                seg[segtop + k][S_V] = 0;
             }
             st[SEGTOP] = segtop + kused; st[SP] = sp;
             continue;

@@ -65,6 +65,17 @@ RV_HIDDEN void rv_no_return(int helper);
    belong to the child block (tasks and leaves of its level) but are not written */
 RV_HIDDEN int64_t rvm_block(int64_t off, int64_t n, int64_t out_base, int64_t *kused,
                             const int64_t **kcnt, const int64_t **kleaf);
+/* two levels per call (kernel_plan leaf_two_levels): before each block the driver sets
+   rv_two_min to R when the block runs blocked (its child blocks run blocked iff they
+   hold R threads or more), else to -1; a kernel that expands its children in their
+   parents' lanes (allowed only then, and only when each child block holds ni >= R
+   threads) sets rv_two_k to K (its child blocks) and rv_two_counts to K pairs (the
+   child block's inductive children, its inlined leaves); its kused = K * K grandchild
+   blocks (child k's site-k' children at k * K + k').  The driver counts each child
+   block as executed when it reaches it (DESIGN.md 4: every statistic as with one
+   level per call). */
+extern RV_HIDDEN RV_TLS int64_t rv_two_min, rv_two_k;
+extern RV_HIDDEN RV_TLS const int64_t *rv_two_counts;
 /* move cnt frames from src to dst (bfs compaction of the child blocks) */
 RV_HIDDEN void rvm_move(int64_t src, int64_t dst, int64_t cnt);
 RV_HIDDEN void rvm_grow_children(int64_t frames, int64_t k);
