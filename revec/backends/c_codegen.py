@@ -1110,23 +1110,21 @@ static inline void rv_copy256(void *o, const void *x, int pieces) {
 #define RV_STEP16(x, o, j, b) RV_STEP_(16, x, o, j, b)
 #define RV_STEP32(x, o, j, b) RV_STEP_(32, x, o, j, b)
 #define RV_STEP64(x, o, j, b) RV_STEP_(64, x, o, j, b)
-/* Steps of several columns of one width under one mask (the split's columns, a child
-   block's, a spawn loop's state): the mask's control is built once (rv_gctrl<W>) and
-   applied to each column (rv_gapply<W>).  AVX2: 8 bits, one 256-bit pshufb control per
-   32 lanes (the SSSE3 16-lane control of each half); 16 bits, two 256-bit pshufb
-   controls (8 lanes per 128-bit half) and the three inner output offsets; 32 bits, the
-   four vpermd indices of 8 lanes and the offsets.  AVX-512 (VBMI2) and scalar builds:
-   the mask itself, each column's own step. */
+/* Steps of several 8- or 16-bit columns under one mask (the split's columns, a child
+   block's, a spawn loop's state): the mask's control is built once per width
+   (rv_gctrl<W>) and applied to each column (rv_gapply<W>).  AVX2: 8 bits, one 256-bit
+   pshufb control per 32 lanes (the SSSE3 16-lane control of each half); 16 bits, two
+   256-bit pshufb controls (8 lanes per 128-bit half) and the output offsets of the
+   8-lane pieces.  AVX-512 (VBMI2) and scalar builds: the mask itself, each column's own
+   step.  (32 and 64 bits, the vpermd indices shared the same way, measured within 1%:
+   uts, graphcol; not grouped.) */
 #if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
 typedef uint32_t rv_g8;
 typedef uint32_t rv_g16;
-typedef uint32_t rv_g32;
 #define rv_gctrl8(b) (b)
 #define rv_gctrl16(b) (b)
-#define rv_gctrl32(b) (b)
 #define rv_gapply8(x, o, j, c) RV_CSTEP8((x), (o), (j), (c))
 #define rv_gapply16(x, o, j, c) RV_CSTEP16((x), (o), (j), (c))
-#define rv_gapply32(x, o, j, c) RV_CSTEP32((x), (o), (j), (c))
 #elif REVEC_X86 && defined(__AVX2__)
 typedef struct { __m256i c; int64_t lo; } rv_g8;
 static inline rv_g8 rv_gctrl8(uint32_t b) {
@@ -1169,34 +1167,13 @@ static inline void rv_gapply16(const uint16_t *x, uint16_t *o, int64_t j, rv_g16
     _mm_storeu_si128((__m128i *)(o + j + g.p2), _mm256_castsi256_si128(v1));
     _mm_storeu_si128((__m128i *)(o + j + g.p3), _mm256_extracti128_si256(v1, 1));
 }
-typedef struct { __m256i i[4]; int64_t p[4]; } rv_g32;
-static inline rv_g32 rv_gctrl32(uint32_t b) {
-    const __m256i shifts = _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21);
-    rv_g32 g;
-    int64_t p = 0;
-    for (int q = 0; q < 4; q++) {
-        uint32_t bq = (b >> (8 * q)) & 0xFFu;
-        g.i[q] = _mm256_srlv_epi32(_mm256_set1_epi32((int)revec_cmp_perm8x32[bq]), shifts);
-        g.p[q] = p;
-        p += __builtin_popcount(bq);
-    }
-    return g;
-}
-static inline void rv_gapply32(const uint32_t *x, uint32_t *o, int64_t j, const rv_g32 g) {
-    for (int q = 0; q < 4; q++)
-        _mm256_storeu_si256((__m256i *)(o + j + g.p[q]), _mm256_permutevar8x32_epi32(
-            _mm256_loadu_si256((const __m256i *)(x + 8 * q)), g.i[q]));
-}
 #else
 typedef uint32_t rv_g8;
 typedef uint32_t rv_g16;
-typedef uint32_t rv_g32;
 #define rv_gctrl8(b) (b)
 #define rv_gctrl16(b) (b)
-#define rv_gctrl32(b) (b)
 #define rv_gapply8(x, o, j, c) RV_CSTEP8((x), (o), (j), (c))
 #define rv_gapply16(x, o, j, c) RV_CSTEP16((x), (o), (j), (c))
-#define rv_gapply32(x, o, j, c) RV_CSTEP32((x), (o), (j), (c))
 #endif
 """
 
@@ -1243,13 +1220,11 @@ static inline void rv_lcopy(const void *x, void *o, int pieces) {  /* all 32 lan
 /* the grouped steps' pieces (group_steps) for staged arrays */
 #define RV_LCOPY32(W, o, x) rv_lcopy((x), (o), W / 8)
 #define rv_lgapply16(x, o, j, c) rv_lstep16((x), (o), (j), (c))
-#define rv_lgapply32(x, o, j, c) rv_lstep32((x), (o), (j), (c))
 #else
 #define RV_LSTEP16(x, o, j, b) RV_STEP16(x, o, j, b)
 #define RV_LSTEP32(x, o, j, b) RV_STEP32(x, o, j, b)
 #define RV_LCOPY32(W, o, x) RV_COPY32(W, o, x)
 #define rv_lgapply16(x, o, j, c) rv_gapply16((x), (o), (j), (c))
-#define rv_lgapply32(x, o, j, c) rv_gapply32((x), (o), (j), (c))
 #endif
 """
 
@@ -1304,7 +1279,7 @@ LEGEND = """/* Legend.  #line directives name the program's file and line before
    RV_*, rv_*       runtime macros and functions (compaction steps: RV_STEP<bits>) */"""
 
 
-_STEP_LINE = re.compile(r"^(\s*)(RV_STEP(?:8|16|32)|RV_LSTEP(?:16|32))\((.*)\);$")
+_STEP_LINE = re.compile(r"^(\s*)(RV_STEP(?:8|16)|RV_LSTEP16)\((.*)\);$")
 
 
 def _call_args(text: str) -> list[str]:
@@ -1335,17 +1310,18 @@ def _step_of(line: str) -> tuple[str, str, int, list[str]] | None:
 
 
 def group_steps(lines: list[str]) -> list[str]:
-    """Consecutive compaction steps (``RV_STEP<W>(x, o, j, b);`` / ``RV_LSTEP<W>`` lines,
-    one per column; 8, 16 and 32 bits) under the same mask ``b`` and output index ``j``,
+    """Consecutive compaction steps (``RV_STEP8`` / ``RV_STEP16`` / ``RV_LSTEP16`` lines
+    ``(x, o, j, b);``, one per column) under the same mask ``b`` and output index ``j``,
     at least two of them of one width, as one group: the all-kept copy and the empty
     test once, each width's shuffle control built once for its columns (``rv_gctrl<W>``
     / ``rv_gapply<W>``; AVX2 builds: 8 bits, one 256-bit pshufb control per 32 lanes, not
-    one per column; 16 bits, two 256-bit pshufb controls and the output offsets of the
-    four 8-lane pieces; 32 bits, the four vpermd indices and offsets.  AVX-512 and scalar
-    builds: each column's own step).  The steps of a group write different columns and
-    none changes ``j`` or ``b``.  Measured (AVX2 build -march=znver3 on a Zen 4, CPU
-    seconds, medians of 11 interleaved runs): 8 bits, parentheses(16), B = 2^14, 0.0369
-    -> 0.0308 s."""
+    two 128-bit ones per column; 16 bits, two 256-bit pshufb controls and the output
+    offsets of the four 8-lane pieces, not four 128-bit controls per column.  AVX-512 and
+    scalar builds: each column's own step).  The steps of a group write different columns
+    and none changes ``j`` or ``b``.  Measured (AVX2 build -march=znver3 on a Zen 4, CPU
+    seconds, medians of interleaved runs): 8 bits, parentheses(16), B = 2^14, 0.0369 ->
+    0.0308 s; 16 bits, nqueens(14), B = 2^13, 0.0450 -> 0.0359 s (the spawn loop's four
+    16-bit columns)."""
     out: list[str] = []
     i = 0
     while i < len(lines):

@@ -109,7 +109,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_n = p_n[off + tc + u];
 #line 16 "fib.py"
             m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1737 "fib_fib.c"
+#line 1714 "fib_fib.c"
         }
         nb0 += __builtin_popcount(rv_bits32(m));
     }
@@ -117,7 +117,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_n = p_n[off + tc];
 #line 16 "fib.py"
         nb0 += ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1745 "fib_fib.c"
+#line 1722 "fib_fib.c"
     }
     if (nb0 != 0) {  /* the root: the split and the base case */
     #ifndef RV_SCALAR_SPLIT
@@ -129,7 +129,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 v_n = p_n[off + t + u];
 #line 16 "fib.py"
                 m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1757 "fib_fib.c"
+#line 1734 "fib_fib.c"
             }
             uint32_t bits = rv_bits32(m);
             RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)bp_n, nb, bits);
@@ -143,7 +143,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_n = p_n[off + t];
 #line 16 "fib.py"
             int64_t isb = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1771 "fib_fib.c"
+#line 1748 "fib_fib.c"
             bp_n[nb] = v_n;
             qp_n[ni] = v_n;
             nb += isb; ni += 1 - isb;
@@ -156,7 +156,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             for (int64_t j = j0; j < j1; j++) part += bp_n[j];
 #line 17 "fib.py"
             la_count = (int64_t)((uint64_t)la_count + (uint64_t)(int64_t)part);
-#line 1784 "fib_fib.c"
+#line 1761 "fib_fib.c"
         }
     } else {  /* no base thread: the inductive case reads the block in place */
         ni = n;
@@ -238,7 +238,7 @@ typedef int64_t rv_sad_t;
                 a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 _k += 1;
-#line 1866 "fib_fib.c"
+#line 1843 "fib_fib.c"
             }
         } else {  /* the last partial step: the missing lanes make no spawn */
             memset(a0_n, 0, sizeof(a0_n));
@@ -276,7 +276,7 @@ typedef int64_t rv_sad_t;
                 a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 _k += 1;
-#line 1904 "fib_fib.c"
+#line 1881 "fib_fib.c"
             }
         }
         sa_count = RV_SAD_ADDS(sa_count, lv2); sb_count++;
@@ -413,18 +413,18 @@ void revec_free(void *p) { free(p); }
 static void seq_fib(int8_t v_n);
 #line 15 "fib.py"
 static void seq_fib(int8_t v_n) {
-#line 2041 "fib_fib.c"
+#line 2018 "fib_fib.c"
     RV_MAYBE_UNUSED int8_t v__lf_n = 0;
 #line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 2046 "fib_fib.c"
+#line 2023 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1))))));
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2))))));
-#line 2052 "fib_fib.c"
+#line 2029 "fib_fib.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -441,12 +441,12 @@ static int64_t rv_omp_cutoff;
 static void omp_fib(int8_t v_n, int64_t _depth);
 #line 15 "fib.py"
 static void omp_fib(int8_t v_n, int64_t _depth) {
-#line 2069 "fib_fib.c"
+#line 2046 "fib_fib.c"
     RV_MAYBE_UNUSED int8_t v__lf_n = 0;
 #line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 2074 "fib_fib.c"
+#line 2051 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
@@ -484,7 +484,7 @@ static void omp_fib(int8_t v_n, int64_t _depth) {
         }
 #line 20 "fib.py"
     }
-#line 2112 "fib_fib.c"
+#line 2089 "fib_fib.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
