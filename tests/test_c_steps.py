@@ -79,7 +79,7 @@ def _group_module(isa: str) -> Any:
     for k, group in enumerate(GROUPS):
         lines = [f"        {mac}{w}((const uint{w}_t *)x{i}, (uint{w}_t *)o{i}, j, bits);"
                  for i, (mac, w) in enumerate(group)]
-        body = group_steps(lines)
+        body = group_steps(lines, staged=True)
         assert "one mask, 3 columns" in body[0], body
         cases.append(f"    case {k}:\n" + "\n".join(body) + "\n        break;")
     src = (WIDE_VECTORS + "#include <stdint.h>\n#include <string.h>\n"

@@ -291,7 +291,10 @@ class CModuleGen:
         for step in plan.steps:
             L += self.step(step)
             self.consumed.append(step.id)
-        return "\n".join(group_steps("\n".join(L).split("\n")))
+        # (staged RV_LSTEP16 lines are grouped where STAGED_STEPS defines them; leaf
+        # inlining's lane code, c_leaves.STEP_MACROS, gives RV_LSTEP another meaning)
+        return "\n".join(group_steps("\n".join(L).split("\n"),
+                                      staged=plan.staged_steps and plan.leaf_inline is None))
 
     def staged_step(self, bits: int) -> str:
         """The compaction step macro for ``bits``-bit lane arrays a lane loop has just
@@ -1309,7 +1312,7 @@ def _step_of(line: str) -> tuple[str, str, int, list[str]] | None:
     return m.group(1), name, int(mac[len(name):]), args
 
 
-def group_steps(lines: list[str]) -> list[str]:
+def group_steps(lines: list[str], staged: bool = False) -> list[str]:
     """Consecutive compaction steps (``RV_STEP8`` / ``RV_STEP16`` / ``RV_LSTEP16`` lines
     ``(x, o, j, b);``, one per column) under the same mask ``b`` and output index ``j``,
     at least two of them of one width, as one group: the all-kept copy and the empty
@@ -1317,8 +1320,9 @@ def group_steps(lines: list[str]) -> list[str]:
     / ``rv_gapply<W>``; AVX2 builds: 8 bits, one 256-bit pshufb control per 32 lanes, not
     two 128-bit ones per column; 16 bits, two 256-bit pshufb controls and the output
     offsets of the four 8-lane pieces, not four 128-bit controls per column.  AVX-512 and
-    scalar builds: each column's own step).  The steps of a group write different columns
-    and none changes ``j`` or ``b``.  Measured (AVX2 build -march=znver3 on a Zen 4, CPU
+    scalar builds: each column's own step).  ``RV_LSTEP16`` lines (staged steps) join
+    groups only where ``staged`` says the kernel has STAGED_STEPS' macros.  The steps of
+    a group write different columns and none changes ``j`` or ``b``.  Measured (AVX2 build -march=znver3 on a Zen 4, CPU
     seconds, medians of interleaved runs): 8 bits, parentheses(16), B = 2^14, 0.0369 ->
     0.0308 s; 16 bits, nqueens(14), B = 2^13, 0.0450 -> 0.0359 s (the spawn loop's four
     16-bit columns)."""
@@ -1332,7 +1336,8 @@ def group_steps(lines: list[str]) -> list[str]:
             k = i
             while k < len(lines):
                 s = _step_of(lines[k])
-                if s is None or s[0] != ind or s[3][2:] != args[2:]:
+                if s is None or s[0] != ind or s[3][2:] != args[2:] \
+                        or s[1] == "RV_LSTEP" and not staged:
                     break
                 group.append((s[1], s[2], s[3]))
                 k += 1
