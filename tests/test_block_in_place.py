@@ -5,9 +5,9 @@ masks stored); a block whose threads all agree is read in place instead of split
 copies, a mixed block is split on the stored masks.  Results and every statistic are
 the same on and off.
 
-Also the grouped 8-bit compaction steps (c_codegen.group_steps): consecutive steps of
-several columns under one mask share the mask's control (one AVX2 pshufb control per
-32 lanes)."""
+Also the grouped compaction steps (c_codegen.group_steps): consecutive steps of several
+columns under one mask share the mask's control, one per width (AVX2: one pshufb control
+per 32 lanes of 8 bits, two of 16 bits)."""
 
 from __future__ import annotations
 
@@ -79,11 +79,25 @@ def test_group_steps() -> None:
     text = "\n".join(out)
     # the first two share one mask and index: one control, two applications
     assert text.count("rv_gctrl8(g_)") == 1 and text.count("rv_gapply8(") == 2
-    assert "rv_gapply8(((const uint8_t *)(p_b + off + t)), ((uint8_t *)qp_b), (ni), gc_);" \
+    assert "rv_gapply8(((const uint8_t *)(p_b + off + t)), ((uint8_t *)qp_b), (ni), gc8_);" \
         in text
-    # another mask, another width: left as they are
+    # another mask, one column of each width: left as they are
     assert out[-2:] == lines[2:]
     assert group_steps(lines[2:]) == lines[2:]
+    # 16-bit staged steps (a spawn loop's state) and an 8-bit one under one mask: one
+    # control per width, the staged copies and applications kept staged
+    loop = ["  RV_LSTEP16((const uint16_t *)x_v_x, (uint16_t *)sc_v_x, na, b);",
+            "  RV_LSTEP16((const uint16_t *)x_v_o, (uint16_t *)sc_v_o, na, b);",
+            "  RV_STEP8((const uint8_t *)x_v_m, (uint8_t *)sc_v_m, na, b);",
+            "  RV_STEP32((const uint32_t *)x_v_h, (uint32_t *)sc_v_h, na, b);",
+            "  na += __builtin_popcount(b);"]
+    # (a 32-bit step ends the group: 32 bits are not grouped)
+    assert group_steps(loop)[:2] == loop[:2]  # (RV_LSTEP16: only in staged kernels)
+    text = "\n".join(group_steps(loop, staged=True))
+    assert "one mask, 3 columns" in text and text.count("rv_gctrl16(g_)") == 1
+    assert text.count("rv_lgapply16(") == 2 and text.count("RV_LCOPY32(16,") == 2
+    assert "rv_gapply8(((const uint8_t *)x_v_m), ((uint8_t *)sc_v_m), (na), gc8_);" in text
+    assert text.endswith("\n".join(loop[-2:]))
 
 
 def built_pair(monkeypatch: pytest.MonkeyPatch, program: Any, task: str,

@@ -292,7 +292,10 @@ class CModuleGen:
         for step in plan.steps:
             L += self.step(step)
             self.consumed.append(step.id)
-        return "\n".join(group_steps("\n".join(L).split("\n")))
+        # (staged RV_LSTEP16 lines are grouped where STAGED_STEPS defines them; leaf
+        # inlining's lane code, c_leaves.STEP_MACROS, gives RV_LSTEP another meaning)
+        return "\n".join(group_steps("\n".join(L).split("\n"),
+                                      staged=plan.staged_steps and plan.leaf_inline is None))
 
     def staged_step(self, bits: int) -> str:
         """The compaction step macro for ``bits``-bit lane arrays a lane loop has just
@@ -1111,14 +1114,21 @@ static inline void rv_copy256(void *o, const void *x, int pieces) {
 #define RV_STEP16(x, o, j, b) RV_STEP_(16, x, o, j, b)
 #define RV_STEP32(x, o, j, b) RV_STEP_(32, x, o, j, b)
 #define RV_STEP64(x, o, j, b) RV_STEP_(64, x, o, j, b)
-/* Steps of several 8-bit columns under one mask (the split's columns, a child block's):
-   the mask's control is built once (rv_gctrl8) and applied to each column (rv_gapply8).
-   AVX2: one 256-bit pshufb control per 32 lanes (the SSSE3 16-lane control of each
-   half); AVX-512 (VBMI2) and scalar builds: the mask itself, each column's own step. */
+/* Steps of several 8- or 16-bit columns under one mask (the split's columns, a child
+   block's, a spawn loop's state): the mask's control is built once per width
+   (rv_gctrl<W>) and applied to each column (rv_gapply<W>).  AVX2: 8 bits, one 256-bit
+   pshufb control per 32 lanes (the SSSE3 16-lane control of each half); 16 bits, two
+   256-bit pshufb controls (8 lanes per 128-bit half) and the output offsets of the
+   8-lane pieces.  AVX-512 (VBMI2) and scalar builds: the mask itself, each column's own
+   step.  (32 and 64 bits, the vpermd indices shared the same way, measured within 1%:
+   uts, graphcol; not grouped.) */
 #if REVEC_X86 && defined(__AVX512VBMI2__) && defined(__AVX512VL__) && defined(__AVX512BW__)
 typedef uint32_t rv_g8;
+typedef uint32_t rv_g16;
 #define rv_gctrl8(b) (b)
+#define rv_gctrl16(b) (b)
 #define rv_gapply8(x, o, j, c) RV_CSTEP8((x), (o), (j), (c))
+#define rv_gapply16(x, o, j, c) RV_CSTEP16((x), (o), (j), (c))
 #elif REVEC_X86 && defined(__AVX2__)
 typedef struct { __m256i c; int64_t lo; } rv_g8;
 static inline rv_g8 rv_gctrl8(uint32_t b) {
@@ -1133,10 +1143,41 @@ static inline void rv_gapply8(const uint8_t *x, uint8_t *o, int64_t j, rv_g8 g) 
     _mm_storeu_si128((__m128i *)(o + j), _mm256_castsi256_si128(v));
     _mm_storeu_si128((__m128i *)(o + j + g.lo), _mm256_extracti128_si256(v, 1));
 }
+typedef struct { __m256i c0, c1; int64_t p1, p2, p3; } rv_g16;
+static inline __m256i rv_gctrl16_half(uint32_t lo, uint32_t hi) {
+    /* the 8-wide entries of two 8-lane masks, one per 128-bit half: byte k -> bytes
+       (2k, 2k+1), as revec_ctrl8x16 */
+    __m256i t = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadl_epi64((const __m128i *)revec_cmp_shuf8[lo])),
+        _mm_loadl_epi64((const __m128i *)revec_cmp_shuf8[hi]), 1);
+    t = _mm256_add_epi8(t, t);
+    return _mm256_unpacklo_epi8(t, _mm256_add_epi8(t, _mm256_set1_epi8(1)));
+}
+static inline rv_g16 rv_gctrl16(uint32_t b) {
+    rv_g16 g;
+    uint32_t b0 = b & 0xFFu, b1 = (b >> 8) & 0xFFu, b2 = (b >> 16) & 0xFFu, b3 = b >> 24;
+    g.c0 = rv_gctrl16_half(b0, b1);
+    g.c1 = rv_gctrl16_half(b2, b3);
+    g.p1 = __builtin_popcount(b0);
+    g.p2 = g.p1 + __builtin_popcount(b1);
+    g.p3 = g.p2 + __builtin_popcount(b2);
+    return g;
+}
+static inline void rv_gapply16(const uint16_t *x, uint16_t *o, int64_t j, rv_g16 g) {
+    __m256i v0 = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)x), g.c0);
+    __m256i v1 = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(x + 16)), g.c1);
+    _mm_storeu_si128((__m128i *)(o + j), _mm256_castsi256_si128(v0));
+    _mm_storeu_si128((__m128i *)(o + j + g.p1), _mm256_extracti128_si256(v0, 1));
+    _mm_storeu_si128((__m128i *)(o + j + g.p2), _mm256_castsi256_si128(v1));
+    _mm_storeu_si128((__m128i *)(o + j + g.p3), _mm256_extracti128_si256(v1, 1));
+}
 #else
 typedef uint32_t rv_g8;
+typedef uint32_t rv_g16;
 #define rv_gctrl8(b) (b)
+#define rv_gctrl16(b) (b)
 #define rv_gapply8(x, o, j, c) RV_CSTEP8((x), (o), (j), (c))
+#define rv_gapply16(x, o, j, c) RV_CSTEP16((x), (o), (j), (c))
 #endif
 """
 
@@ -1180,9 +1221,14 @@ static inline void rv_lcopy(const void *x, void *o, int pieces) {  /* all 32 lan
     else if (b_) rv_lstep##W((x), (o), (j), b_); } while (0)
 #define RV_LSTEP16(x, o, j, b) RV_LSTEP_(16, x, o, j, b)
 #define RV_LSTEP32(x, o, j, b) RV_LSTEP_(32, x, o, j, b)
+/* the grouped steps' pieces (group_steps) for staged arrays */
+#define RV_LCOPY32(W, o, x) rv_lcopy((x), (o), W / 8)
+#define rv_lgapply16(x, o, j, c) rv_lstep16((x), (o), (j), (c))
 #else
 #define RV_LSTEP16(x, o, j, b) RV_STEP16(x, o, j, b)
 #define RV_LSTEP32(x, o, j, b) RV_STEP32(x, o, j, b)
+#define RV_LCOPY32(W, o, x) RV_COPY32(W, o, x)
+#define rv_lgapply16(x, o, j, c) rv_gapply16((x), (o), (j), (c))
 #endif
 """
 
@@ -1237,7 +1283,7 @@ LEGEND = """/* Legend.  #line directives name the program's file and line before
    RV_*, rv_*       runtime macros and functions (compaction steps: RV_STEP<bits>) */"""
 
 
-_STEP_LINE = re.compile(r"^(\s*)RV_STEP8\((.*)\);$")
+_STEP_LINE = re.compile(r"^(\s*)(RV_STEP(?:8|16)|RV_LSTEP16)\((.*)\);$")
 
 
 def _call_args(text: str) -> list[str]:
@@ -1253,44 +1299,66 @@ def _call_args(text: str) -> list[str]:
     return out + [cur.strip()]
 
 
-def group_steps(lines: list[str]) -> list[str]:
-    """Consecutive 8-bit compaction steps (``RV_STEP8(x, o, j, b);`` lines, one per
-    column) under the same mask ``b`` and output index ``j`` as one group: the all-kept
-    copy and the empty test once, the mask's shuffle control built once for every
-    column (``rv_gctrl8`` / ``rv_gapply8``: AVX2 builds build one 256-bit pshufb control
-    per 32 lanes, not one per column).  The steps of a group write different columns and
-    none changes ``j`` or ``b``.  Measured (parentheses(16), AVX2 build -march=znver3 on
-    a Zen 4, B = 2^14, CPU seconds, medians of 11 interleaved runs): 0.0369 -> 0.0308 s."""
+def _step_of(line: str) -> tuple[str, str, int, list[str]] | None:
+    """A compaction step line's indent, macro (``RV_STEP`` / ``RV_LSTEP``), width and
+    arguments ``x, o, j, b``; None for any other line."""
+    m = _STEP_LINE.match(line)
+    if m is None:
+        return None
+    args = _call_args(m.group(3))
+    if len(args) != 4:
+        return None
+    mac = m.group(2)
+    name = mac.rstrip("0123456789")
+    return m.group(1), name, int(mac[len(name):]), args
+
+
+def group_steps(lines: list[str], staged: bool = False) -> list[str]:
+    """Consecutive compaction steps (``RV_STEP8`` / ``RV_STEP16`` / ``RV_LSTEP16`` lines
+    ``(x, o, j, b);``, one per column) under the same mask ``b`` and output index ``j``,
+    at least two of them of one width, as one group: the all-kept copy and the empty
+    test once, each width's shuffle control built once for its columns (``rv_gctrl<W>``
+    / ``rv_gapply<W>``; AVX2 builds: 8 bits, one 256-bit pshufb control per 32 lanes, not
+    two 128-bit ones per column; 16 bits, two 256-bit pshufb controls and the output
+    offsets of the four 8-lane pieces, not four 128-bit controls per column.  AVX-512 and
+    scalar builds: each column's own step).  ``RV_LSTEP16`` lines (staged steps) join
+    groups only where ``staged`` says the kernel has STAGED_STEPS' macros.  The steps of
+    a group write different columns and none changes ``j`` or ``b``.  Measured (AVX2 build -march=znver3 on a Zen 4, CPU
+    seconds, medians of interleaved runs): 8 bits, parentheses(16), B = 2^14, 0.0369 ->
+    0.0308 s; 16 bits, nqueens(14), B = 2^13, 0.0450 -> 0.0359 s (the spawn loop's four
+    16-bit columns)."""
     out: list[str] = []
     i = 0
     while i < len(lines):
-        m = _STEP_LINE.match(lines[i])
-        group: list[list[str]] = []
-        if m is not None:
-            args = _call_args(m.group(2))
-            group = [args]
-            k = i + 1
+        first = _step_of(lines[i])
+        group: list[tuple[str, int, list[str]]] = []
+        if first is not None:
+            ind, _, _, args = first
+            k = i
             while k < len(lines):
-                m2 = _STEP_LINE.match(lines[k])
-                if m2 is None or m2.group(1) != m.group(1):
+                s = _step_of(lines[k])
+                if s is None or s[0] != ind or s[3][2:] != args[2:] \
+                        or s[1] == "RV_LSTEP" and not staged:
                     break
-                a2 = _call_args(m2.group(2))
-                if len(a2) != 4 or a2[2:] != args[2:]:
-                    break
-                group.append(a2)
+                group.append((s[1], s[2], s[3]))
                 k += 1
-        if len(group) < 2 or len(group[0]) != 4:
+        widths = sorted({w for _, w, _ in group})
+        if first is None or max([sum(w == v for _, w, _ in group) for v in widths],
+                                default=0) < 2:
             out.append(lines[i])
             i += 1
             continue
-        ind = m.group(1) if m is not None else ""
-        j, b = group[0][2], group[0][3]
+        ind, j, b = first[0], first[3][2], first[3][3]
+        lead = {"RV_STEP": "RV_COPY32", "RV_LSTEP": "RV_LCOPY32"}
+        apply = {"RV_STEP": "rv_gapply", "RV_LSTEP": "rv_lgapply"}
         out += [f"{ind}{{ const uint32_t g_ = ({b});  /* one mask, {len(group)} columns */",
                 f"{ind}  if (g_ == 0xFFFFFFFFu) {{",
-                *[f"{ind}    RV_COPY32(8, ({o}) + ({j}), ({x}));" for x, o, _, _ in group],
+                *[f"{ind}    {lead[mac]}({w}, ({a[1]}) + ({j}), ({a[0]}));"
+                  for mac, w, a in group],
                 f"{ind}  }} else if (g_) {{",
-                f"{ind}    const rv_g8 gc_ = rv_gctrl8(g_);",
-                *[f"{ind}    rv_gapply8(({x}), ({o}), ({j}), gc_);" for x, o, _, _ in group],
+                *[f"{ind}    const rv_g{w} gc{w}_ = rv_gctrl{w}(g_);" for w in widths],
+                *[f"{ind}    {apply[mac]}{w}(({a[0]}), ({a[1]}), ({j}), gc{w}_);"
+                  for mac, w, a in group],
                 f"{ind}  }} }}"]
         i += len(group)
     return out

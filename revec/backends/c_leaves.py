@@ -639,14 +639,17 @@ def two_levels(gen: Any, step: kp.LaneSpawns, sad: dict[int, str], own: tuple[st
                         lines.append(f"{ind}q{i}[u] = _e{i};")
                         lines += [f"{ind}const {ctype(p.ty)} _t{i}_{p.name} = {gen.expr(a)};"
                                   for p in f for c, a in args if c == p.name]
-                        lines.append(f"{ind}{{")
+                        # (the child's scope shadows the parent's lane variables on
+                        # purpose: its body is the parent's lane code, run on its values)
+                        lines += ["#pragma GCC diagnostic push",
+                                  '#pragma GCC diagnostic ignored "-Wshadow"', f"{ind}{{"]
                         sub = ind + "    "
                         lines += [f"{sub}RV_MAYBE_UNUSED {ctype(p.ty)} {var(p.name)} = "
                                   f"_t{i}_{p.name};" for p in f]
                         lines += [f"{sub}RV_MAYBE_UNUSED {ctype(ty)} {var(nm)} = 0;"
                                   for nm, ty in sorted(t.locals.items())]
                         lines += ops(sub, i)
-                        lines.append(f"{ind}}}")
+                        lines += [f"{ind}}}", "#pragma GCC diagnostic pop"]
                     else:
                         g2 = block[inner] * K + block[i]
                         lines.append(f"{ind}mk{g2}[u] = _e{inner} & !_c{lf};")

@@ -109,7 +109,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_n = p_n[off + tc + u];
 #line 16 "fib.py"
             m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1687 "fib_fib.c"
+#line 1725 "fib_fib.c"
         }
         nb0 += __builtin_popcount(rv_bits32(m));
     }
@@ -117,7 +117,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_n = p_n[off + tc];
 #line 16 "fib.py"
         nb0 += ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1695 "fib_fib.c"
+#line 1733 "fib_fib.c"
     }
     if (nb0 != 0) {  /* the root: the split and the base case */
     #ifndef RV_SCALAR_SPLIT
@@ -129,7 +129,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 v_n = p_n[off + t + u];
 #line 16 "fib.py"
                 m[u] = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1707 "fib_fib.c"
+#line 1745 "fib_fib.c"
             }
             uint32_t bits = rv_bits32(m);
             RV_STEP8((const uint8_t *)(p_n + off + t), (uint8_t *)bp_n, nb, bits);
@@ -143,7 +143,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             v_n = p_n[off + t];
 #line 16 "fib.py"
             int64_t isb = ((v_n < ((int8_t)2))) ? 1 : 0;
-#line 1721 "fib_fib.c"
+#line 1759 "fib_fib.c"
             bp_n[nb] = v_n;
             qp_n[ni] = v_n;
             nb += isb; ni += 1 - isb;
@@ -156,7 +156,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             for (int64_t j = j0; j < j1; j++) part += bp_n[j];
 #line 17 "fib.py"
             la_count = (int64_t)((uint64_t)la_count + (uint64_t)(int64_t)part);
-#line 1734 "fib_fib.c"
+#line 1772 "fib_fib.c"
         }
     } else {  /* no base thread: the inductive case reads the block in place */
         ni = n;
@@ -244,6 +244,10 @@ typedef int64_t rv_sad_t;
 #line 19 "fib.py"
                 const int8_t _t0_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
 #line 19 "fib.py"
+#pragma GCC diagnostic push
+#line 19 "fib.py"
+#pragma GCC diagnostic ignored "-Wshadow"
+#line 19 "fib.py"
                 {
 #line 19 "fib.py"
                     RV_MAYBE_UNUSED int8_t v_n = _t0_n;
@@ -270,6 +274,8 @@ typedef int64_t rv_sad_t;
                     a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 19 "fib.py"
                 }
+#line 19 "fib.py"
+#pragma GCC diagnostic pop
                 v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
@@ -281,6 +287,10 @@ typedef int64_t rv_sad_t;
                 q1[u] = _e1;
 #line 20 "fib.py"
                 const int8_t _t1_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+#pragma GCC diagnostic push
+#line 20 "fib.py"
+#pragma GCC diagnostic ignored "-Wshadow"
 #line 20 "fib.py"
                 {
 #line 20 "fib.py"
@@ -308,7 +318,9 @@ typedef int64_t rv_sad_t;
                     a3_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 }
-#line 1886 "fib_fib.c"
+#line 20 "fib.py"
+#pragma GCC diagnostic pop
+#line 1936 "fib_fib.c"
             }
         } else {  /* the last partial step: the missing lanes make no spawn */
             memset(a0_n, 0, sizeof(a0_n));
@@ -345,6 +357,10 @@ typedef int64_t rv_sad_t;
 #line 19 "fib.py"
                 const int8_t _t0_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1)));
 #line 19 "fib.py"
+#pragma GCC diagnostic push
+#line 19 "fib.py"
+#pragma GCC diagnostic ignored "-Wshadow"
+#line 19 "fib.py"
                 {
 #line 19 "fib.py"
                     RV_MAYBE_UNUSED int8_t v_n = _t0_n;
@@ -371,6 +387,8 @@ typedef int64_t rv_sad_t;
                     a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 19 "fib.py"
                 }
+#line 19 "fib.py"
+#pragma GCC diagnostic pop
                 v__lf_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 RV_MAYBE_UNUSED uint8_t _c1 = ((v__lf_n < ((int8_t)2)));
@@ -382,6 +400,10 @@ typedef int64_t rv_sad_t;
                 q1[u] = _e1;
 #line 20 "fib.py"
                 const int8_t _t1_n = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
+#line 20 "fib.py"
+#pragma GCC diagnostic push
+#line 20 "fib.py"
+#pragma GCC diagnostic ignored "-Wshadow"
 #line 20 "fib.py"
                 {
 #line 20 "fib.py"
@@ -409,7 +431,9 @@ typedef int64_t rv_sad_t;
                     a3_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 }
-#line 1987 "fib_fib.c"
+#line 20 "fib.py"
+#pragma GCC diagnostic pop
+#line 2049 "fib_fib.c"
             }
         }
         sa_count = RV_SAD_ADDS(sa_count, lv2); sb_count++;
@@ -555,7 +579,7 @@ typedef int64_t rv_sad_t;
                 a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 _k += 1;
-#line 2133 "fib_fib.c"
+#line 2195 "fib_fib.c"
             }
         } else {  /* the last partial step: the missing lanes make no spawn */
             memset(a0_n, 0, sizeof(a0_n));
@@ -593,7 +617,7 @@ typedef int64_t rv_sad_t;
                 a1_n[u] = ((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2)));
 #line 20 "fib.py"
                 _k += 1;
-#line 2171 "fib_fib.c"
+#line 2233 "fib_fib.c"
             }
         }
         sa_count = RV_SAD_ADDS(sa_count, lv2); sb_count++;
@@ -731,18 +755,18 @@ void revec_free(void *p) { free(p); }
 static void seq_fib(int8_t v_n);
 #line 15 "fib.py"
 static void seq_fib(int8_t v_n) {
-#line 2309 "fib_fib.c"
+#line 2371 "fib_fib.c"
     RV_MAYBE_UNUSED int8_t v__lf_n = 0;
 #line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 2314 "fib_fib.c"
+#line 2376 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)1))))));
     seq_fib(((int8_t)(((int8_t)((uint8_t)v_n - (uint8_t)((int8_t)2))))));
-#line 2320 "fib_fib.c"
+#line 2382 "fib_fib.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -759,12 +783,12 @@ static int64_t rv_omp_cutoff;
 static void omp_fib(int8_t v_n, int64_t _depth);
 #line 15 "fib.py"
 static void omp_fib(int8_t v_n, int64_t _depth) {
-#line 2337 "fib_fib.c"
+#line 2399 "fib_fib.c"
     RV_MAYBE_UNUSED int8_t v__lf_n = 0;
 #line 16 "fib.py"
     if ((v_n < ((int8_t)2))) {
         acc_count = (int64_t)((uint64_t)acc_count + (uint64_t)(((int64_t)(v_n))));
-#line 2342 "fib_fib.c"
+#line 2404 "fib_fib.c"
         return;
     }
 #line 19 "fib.py"
@@ -802,7 +826,7 @@ static void omp_fib(int8_t v_n, int64_t _depth) {
         }
 #line 20 "fib.py"
     }
-#line 2380 "fib_fib.c"
+#line 2442 "fib_fib.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

@@ -136,7 +136,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     const int cb_ = ((((int32_t)(v__lf_v)) == v_n)) ? 1 : 0;
 #line 41 "graphcol.py"
     if (n > 0 && ((((int32_t)(v_v)) == v_n))) {
-#line 1714 "graphcol_graphcol.c"
+#line 1752 "graphcol_graphcol.c"
         nb = n;  /* read in place (bp_: the block) */
     } else {
         ni = n;
@@ -154,7 +154,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     for (int64_t j = 0; j < nb; j++) {
 #line 42 "graphcol.py"
         la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)(INT64_C(1)));
-#line 1732 "graphcol_graphcol.c"
+#line 1770 "graphcol_graphcol.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -199,7 +199,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             _ls_colourings = (int64_t)((uint64_t)_ls_colourings + (_c8 ? (uint64_t)(INT64_C(1)) : (uint64_t)0));
 #line 51 "graphcol.py"
             _ns += _c6;
-#line 1777 "graphcol_graphcol.c"
+#line 1815 "graphcol_graphcol.c"
             la_colourings = (int64_t)((uint64_t)la_colourings + (uint64_t)_ls_colourings);
             nl0 += _ns > 0;
             nl1 += _ns > 1;
@@ -254,7 +254,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 m2[u] = _c4;
 #line 51 "graphcol.py"
                 a2_blue[u] = ((uint64_t)(v_blue | v_b));
-#line 1832 "graphcol_graphcol.c"
+#line 1870 "graphcol_graphcol.c"
             }
             uint32_t e0 = 0xFFFFFFFFu, e1 = 0, e2 = 0;
             (void)e0;
@@ -411,7 +411,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
             }
 #line 50 "graphcol.py"
         }
-#line 1989 "graphcol_graphcol.c"
+#line 2027 "graphcol_graphcol.c"
         (void)si;
     }
     acc_colourings = la_colourings;
@@ -544,14 +544,14 @@ void revec_free(void *p) { free(p); }
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue);
 #line 39 "graphcol.py"
 static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue) {
-#line 2122 "graphcol_graphcol.c"
+#line 2160 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED int8_t v__lf_v = 0;
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2129 "graphcol_graphcol.c"
+#line 2167 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -571,7 +571,7 @@ static void seq_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         seq_graphcol(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_v + (uint8_t)((int8_t)1))))), ((uint64_t)(v_red)), ((uint64_t)(v_green)), ((uint64_t)(((uint64_t)(v_blue | v_b)))));
 #line 50 "graphcol.py"
     }
-#line 2149 "graphcol_graphcol.c"
+#line 2187 "graphcol_graphcol.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -592,14 +592,14 @@ static int64_t rv_omp_cutoff;
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth);
 #line 39 "graphcol.py"
 static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_green, uint64_t v_blue, int64_t _depth) {
-#line 2170 "graphcol_graphcol.c"
+#line 2208 "graphcol_graphcol.c"
     RV_MAYBE_UNUSED int8_t v__lf_v = 0;
     RV_MAYBE_UNUSED uint64_t v_b = 0;
     RV_MAYBE_UNUSED uint64_t v_nb = 0;
 #line 41 "graphcol.py"
     if ((((int32_t)(v_v)) == v_n)) {
         acc_colourings = (int64_t)((uint64_t)acc_colourings + (uint64_t)(INT64_C(1)));
-#line 2177 "graphcol_graphcol.c"
+#line 2215 "graphcol_graphcol.c"
         return;
     }
 #line 44 "graphcol.py"
@@ -691,7 +691,7 @@ static void omp_graphcol(int32_t v_n, int8_t v_v, uint64_t v_red, uint64_t v_gre
         }
 #line 50 "graphcol.py"
     }
-#line 2269 "graphcol_graphcol.c"
+#line 2307 "graphcol_graphcol.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,

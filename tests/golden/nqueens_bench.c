@@ -94,9 +94,14 @@ static inline void rv_lcopy(const void *x, void *o, int pieces) {  /* all 32 lan
     else if (b_) rv_lstep##W((x), (o), (j), b_); } while (0)
 #define RV_LSTEP16(x, o, j, b) RV_LSTEP_(16, x, o, j, b)
 #define RV_LSTEP32(x, o, j, b) RV_LSTEP_(32, x, o, j, b)
+/* the grouped steps' pieces (group_steps) for staged arrays */
+#define RV_LCOPY32(W, o, x) rv_lcopy((x), (o), W / 8)
+#define rv_lgapply16(x, o, j, c) rv_lstep16((x), (o), (j), (c))
 #else
 #define RV_LSTEP16(x, o, j, b) RV_STEP16(x, o, j, b)
 #define RV_LSTEP32(x, o, j, b) RV_STEP32(x, o, j, b)
+#define RV_LCOPY32(W, o, x) RV_COPY32(W, o, x)
+#define rv_lgapply16(x, o, j, c) rv_gapply16((x), (o), (j), (c))
 #endif
 
 static RV_TLS uint16_t *sa_v_cols, *sb_v_cols;
@@ -176,7 +181,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     (void)t;
 #line 21 "nqueens.py"
     if (n > 0 && ((((int32_t)(v_row)) == v_n))) {
-#line 1754 "nqueens_nqueens.c"
+#line 1797 "nqueens_nqueens.c"
         nb = n;  /* read in place (bp_: the block) */
     } else {
         ni = n;
@@ -188,7 +193,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
     for (int64_t j = 0; j < nb; j++) {
 #line 22 "nqueens.py"
         la_solutions = (int64_t)((uint64_t)la_solutions + (uint64_t)(INT64_C(1)));
-#line 1766 "nqueens_nqueens.c"
+#line 1809 "nqueens_nqueens.c"
     }
     /* inductive case */
     const int64_t ns = ni + RV_SLACK;  /* stride of the child blocks */
@@ -217,17 +222,26 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
 #line 24 "nqueens.py"
             v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
             go[u] = ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1795 "nqueens_nqueens.c"
+#line 1838 "nqueens_nqueens.c"
             x_v_cols[u] = v_cols;
             x_v_d1[u] = v_d1;
             x_v_d2[u] = v_d2;
             x_v_free[u] = v_free;
         }
         uint32_t b = rv_bits32(go);
-        RV_LSTEP16((const uint16_t *)x_v_cols, (uint16_t *)sc_v_cols, na, b);
-        RV_LSTEP16((const uint16_t *)x_v_d1, (uint16_t *)sc_v_d1, na, b);
-        RV_LSTEP16((const uint16_t *)x_v_d2, (uint16_t *)sc_v_d2, na, b);
-        RV_LSTEP16((const uint16_t *)x_v_free, (uint16_t *)sc_v_free, na, b);
+        { const uint32_t g_ = (b);  /* one mask, 4 columns */
+          if (g_ == 0xFFFFFFFFu) {
+            RV_LCOPY32(16, ((uint16_t *)sc_v_cols) + (na), ((const uint16_t *)x_v_cols));
+            RV_LCOPY32(16, ((uint16_t *)sc_v_d1) + (na), ((const uint16_t *)x_v_d1));
+            RV_LCOPY32(16, ((uint16_t *)sc_v_d2) + (na), ((const uint16_t *)x_v_d2));
+            RV_LCOPY32(16, ((uint16_t *)sc_v_free) + (na), ((const uint16_t *)x_v_free));
+          } else if (g_) {
+            const rv_g16 gc16_ = rv_gctrl16(g_);
+            rv_lgapply16(((const uint16_t *)x_v_cols), ((uint16_t *)sc_v_cols), (na), gc16_);
+            rv_lgapply16(((const uint16_t *)x_v_d1), ((uint16_t *)sc_v_d1), (na), gc16_);
+            rv_lgapply16(((const uint16_t *)x_v_d2), ((uint16_t *)sc_v_d2), (na), gc16_);
+            rv_lgapply16(((const uint16_t *)x_v_free), ((uint16_t *)sc_v_free), (na), gc16_);
+          } }
         na += __builtin_popcount(b);
     }
     for (int64_t j = j0; j < ni; j++) {  /* the rest, thread by thread */
@@ -236,14 +250,14 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
         v_d2 = qp_d2[j];
 #line 24 "nqueens.py"
         v_free = ((uint16_t)(((uint16_t)(~((uint16_t)(((uint16_t)(v_cols | v_d1)) | v_d2)))) & ((uint16_t)(((int32_t)((uint32_t)((int32_t)((uint32_t)((int32_t)1) << (v_n))) - (uint32_t)((int32_t)1)))))));
-#line 1814 "nqueens_nqueens.c"
+#line 1866 "nqueens_nqueens.c"
         sc_v_cols[na] = v_cols;
         sc_v_d1[na] = v_d1;
         sc_v_d2[na] = v_d2;
         sc_v_free[na] = v_free;
 #line 25 "nqueens.py"
         na += ((v_free != ((uint16_t)0))) ? 1 : 0;
-#line 1821 "nqueens_nqueens.c"
+#line 1873 "nqueens_nqueens.c"
     }
     /* phase B: iteration it of every active thread makes its spawn it */
     for (int64_t it = 0; na > 0; it++) {
@@ -297,7 +311,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1875 "nqueens_nqueens.c"
+#line 1927 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -311,10 +325,19 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 }
                 kc[it] += 32;
                 { uint32_t b = rv_bits32(go);
-                  RV_LSTEP16((const uint16_t *)x_v_cols, (uint16_t *)sn_v_cols, nn, b);
-                  RV_LSTEP16((const uint16_t *)x_v_d1, (uint16_t *)sn_v_d1, nn, b);
-                  RV_LSTEP16((const uint16_t *)x_v_d2, (uint16_t *)sn_v_d2, nn, b);
-                  RV_LSTEP16((const uint16_t *)x_v_free, (uint16_t *)sn_v_free, nn, b);
+                  { const uint32_t g_ = (b);  /* one mask, 4 columns */
+                    if (g_ == 0xFFFFFFFFu) {
+                      RV_LCOPY32(16, ((uint16_t *)sn_v_cols) + (nn), ((const uint16_t *)x_v_cols));
+                      RV_LCOPY32(16, ((uint16_t *)sn_v_d1) + (nn), ((const uint16_t *)x_v_d1));
+                      RV_LCOPY32(16, ((uint16_t *)sn_v_d2) + (nn), ((const uint16_t *)x_v_d2));
+                      RV_LCOPY32(16, ((uint16_t *)sn_v_free) + (nn), ((const uint16_t *)x_v_free));
+                    } else if (g_) {
+                      const rv_g16 gc16_ = rv_gctrl16(g_);
+                      rv_lgapply16(((const uint16_t *)x_v_cols), ((uint16_t *)sn_v_cols), (nn), gc16_);
+                      rv_lgapply16(((const uint16_t *)x_v_d1), ((uint16_t *)sn_v_d1), (nn), gc16_);
+                      rv_lgapply16(((const uint16_t *)x_v_d2), ((uint16_t *)sn_v_d2), (nn), gc16_);
+                      rv_lgapply16(((const uint16_t *)x_v_free), ((uint16_t *)sn_v_free), (nn), gc16_);
+                    } }
                   nn += __builtin_popcount(b); }
             } else {
                 uint8_t go[32];
@@ -354,7 +377,7 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                     _k += m0[u];
 #line 25 "nqueens.py"
                     go[u] = ((v_free != ((uint16_t)0)));
-#line 1932 "nqueens_nqueens.c"
+#line 1993 "nqueens_nqueens.c"
                     x_v_cols[u] = v_cols;
                     x_v_d1[u] = v_d1;
                     x_v_d2[u] = v_d2;
@@ -369,10 +392,19 @@ static int64_t kernel(int64_t off, int64_t n, int64_t out_base, int64_t *kused_o
                 }
                 kc[it] += lanes;
                 { uint32_t b = rv_bits32(go);
-                  RV_LSTEP16((const uint16_t *)x_v_cols, (uint16_t *)sn_v_cols, nn, b);
-                  RV_LSTEP16((const uint16_t *)x_v_d1, (uint16_t *)sn_v_d1, nn, b);
-                  RV_LSTEP16((const uint16_t *)x_v_d2, (uint16_t *)sn_v_d2, nn, b);
-                  RV_LSTEP16((const uint16_t *)x_v_free, (uint16_t *)sn_v_free, nn, b);
+                  { const uint32_t g_ = (b);  /* one mask, 4 columns */
+                    if (g_ == 0xFFFFFFFFu) {
+                      RV_LCOPY32(16, ((uint16_t *)sn_v_cols) + (nn), ((const uint16_t *)x_v_cols));
+                      RV_LCOPY32(16, ((uint16_t *)sn_v_d1) + (nn), ((const uint16_t *)x_v_d1));
+                      RV_LCOPY32(16, ((uint16_t *)sn_v_d2) + (nn), ((const uint16_t *)x_v_d2));
+                      RV_LCOPY32(16, ((uint16_t *)sn_v_free) + (nn), ((const uint16_t *)x_v_free));
+                    } else if (g_) {
+                      const rv_g16 gc16_ = rv_gctrl16(g_);
+                      rv_lgapply16(((const uint16_t *)x_v_cols), ((uint16_t *)sn_v_cols), (nn), gc16_);
+                      rv_lgapply16(((const uint16_t *)x_v_d1), ((uint16_t *)sn_v_d1), (nn), gc16_);
+                      rv_lgapply16(((const uint16_t *)x_v_d2), ((uint16_t *)sn_v_d2), (nn), gc16_);
+                      rv_lgapply16(((const uint16_t *)x_v_free), ((uint16_t *)sn_v_free), (nn), gc16_);
+                    } }
                   nn += __builtin_popcount(b); }
             }
         }
@@ -515,13 +547,13 @@ void revec_free(void *p) { free(p); }
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2);
 #line 19 "nqueens.py"
 static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2) {
-#line 2093 "nqueens_nqueens.c"
+#line 2163 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2099 "nqueens_nqueens.c"
+#line 2169 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -532,7 +564,7 @@ static void seq_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         seq_nqueens(((int32_t)(v_n)), ((int8_t)(((int8_t)((uint8_t)v_row + (uint8_t)((int8_t)1))))), ((uint16_t)(((uint16_t)(v_cols | v_bit)))), ((uint16_t)(((uint16_t)((uint16_t)((uint16_t)(v_d1 | v_bit)) << (((uint16_t)1)))))), ((uint16_t)(((uint16_t)(((uint16_t)(v_d2 | v_bit)) >> (((uint16_t)1)))))));
 #line 25 "nqueens.py"
     }
-#line 2110 "nqueens_nqueens.c"
+#line 2180 "nqueens_nqueens.c"
 }
 
 void revec_seq(const char *root, const void *const *arrays, char *accs) {
@@ -553,13 +585,13 @@ static int64_t rv_omp_cutoff;
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth);
 #line 19 "nqueens.py"
 static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d1, uint16_t v_d2, int64_t _depth) {
-#line 2131 "nqueens_nqueens.c"
+#line 2201 "nqueens_nqueens.c"
     RV_MAYBE_UNUSED uint16_t v_bit = 0;
     RV_MAYBE_UNUSED uint16_t v_free = 0;
 #line 21 "nqueens.py"
     if ((((int32_t)(v_row)) == v_n)) {
         acc_solutions = (int64_t)((uint64_t)acc_solutions + (uint64_t)(INT64_C(1)));
-#line 2137 "nqueens_nqueens.c"
+#line 2207 "nqueens_nqueens.c"
         return;
     }
 #line 24 "nqueens.py"
@@ -594,7 +626,7 @@ static void omp_nqueens(int32_t v_n, int8_t v_row, uint16_t v_cols, uint16_t v_d
         }
 #line 25 "nqueens.py"
     }
-#line 2172 "nqueens_nqueens.c"
+#line 2242 "nqueens_nqueens.c"
 }
 
 void revec_seq_omp(const char *root, const void *const *arrays, char *accs,
