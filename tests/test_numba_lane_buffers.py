@@ -76,6 +76,13 @@ def test_lane_picks_of_integer_columns_are_bit_mask_selects() -> None:
 
     src = generate_numba_module(api.get_program(ROOT / "benchmarks" / "graphcol.py"),
                                 "graphcol")
-    picks = [x.strip() for x in src.splitlines() if x.strip().startswith("st(ak0_")]
+    # (the buffered lane loop: each choice into its variable, b ^ ((a ^ b) & -m))
+    lines = [x.strip() for x in src.splitlines()]
+    picks = [x for x in lines if x.startswith("st(ak0_")]
     assert len(picks) == 3, picks
-    assert all(" if " not in x and "uint64(0) - uint64(_m0)" in x for x in picks), picks
+    for x in picks:
+        var = x.split(", ")[-1].rstrip(")")
+        assert var.startswith("_p0_"), picks
+        chain = [y for y in lines if y.startswith(f"{var[:-2]}_")]
+        assert len(chain) == 2 and all(" if " not in y for y in chain), chain
+        assert any("& -uint64(_m0)" in y for y in chain), chain

@@ -1,5 +1,5 @@
 """Leaf inlining through the site blocks (technique ``site_leaves``,
-revec/transforms/kernel_plan.py ``site_leaf_decision``; C only): where leaf inlining as
+revec/transforms/kernel_plan.py ``site_leaf_decision``; C and numba): where leaf inlining as
 one pass is off because several spawn sites fill a child block and the children's is-base
 test reads only values every site sets alike per block (graphcol: ``v + 1 == n``), the
 test is decided once per block: every child a leaf (counted per site and child block as
@@ -113,9 +113,35 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, 
     return {"graphcol": (GRAPHCOL, "graphcol", (9,)), "walk": (walk, "walk", (7,))}
 
 
+def test_numba_plan_and_kernel() -> None:
+    """numba (no site blocks): the leaves counted per child block where all leaves, else
+    the lane spawns by child block without leaf code (the passes of the plain body)."""
+    from revec.backends.numba_codegen import generate_numba_module
+
+    prog = api.get_program(GRAPHCOL)
+    plan = kp.build_plan(prog, "graphcol", "vector", "numba", off=NONE, on=NONE)
+    lane = plan.step(kp.LaneSpawns)
+    assert isinstance(lane, kp.LaneSpawns) and lane.by_site is None
+    sl = lane.site_leaves
+    assert sl is not None and sl.test is not None and not sl.by_site
+    assert not any(p.kind == "leaf" for p in lane.passes)
+    assert "none -> by child block without leaf code" in plan.render()
+    off = kp.build_plan(prog, "graphcol", "vector", "numba", off=OFF, on=NONE)
+    lane = off.step(kp.LaneSpawns)
+    assert isinstance(lane, kp.LaneSpawns) and lane.site_leaves is None
+    assert off.leaf_inline is None
+    with kp.plan_switches("", ""):
+        src = generate_numba_module(prog, "graphcol")
+    with kp.plan_switches("site_leaves", ""):
+        before = generate_numba_module(prog, "graphcol")
+    assert "cb_ = " in src and "kcnt[5] += nl2" in src and "not cb_" in src
+    assert "cb_" not in before and "nl2" not in before
+
+
+@pytest.mark.parametrize("backend", ["c", "numba"])
 @pytest.mark.parametrize("name", ["graphcol", "walk"])
 def test_counts_are_the_sequential_references(
-        name: str, monkeypatch: pytest.MonkeyPatch,
+        name: str, backend: str, monkeypatch: pytest.MonkeyPatch,
         programs: dict[str, tuple[Path, str, tuple[int]]]) -> None:
     path, task, args = programs[name]
     kids = task_tree(path, task, args)
@@ -125,10 +151,12 @@ def test_counts_are_the_sequential_references(
     rargs = api.root_args(program, task, args)
     built = {}
     # (walk: on only, the kernel without site_leaves is the site blocks' own)
-    for state, off in (("on", ""), ("off", "site_leaves"))[:2 if name == "graphcol" else 1]:
+    # (numba: off too, its lane spawns by child block)
+    both = name == "graphcol" or backend == "numba"
+    for state, off in (("on", ""), ("off", "site_leaves"))[:2 if both else 1]:
         monkeypatch.setenv(kp.PLAN_OFF_ENV, off)
         monkeypatch.setenv(kp.PLAN_ON_ENV, "")
-        built[state] = api.compiled_task(program, task, "c")
+        built[state] = api.compiled_task(program, task, backend)
     on_lane = built["on"].plan.step(kp.LaneSpawns)
     assert on_lane.site_leaves is not None and on_lane.site_leaves.test is not None, \
         "the plan inlines the leaves by site, decided once per block"

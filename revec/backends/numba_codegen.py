@@ -220,6 +220,7 @@ class NumbaModuleGen:
         # frame fields the loop only reads, read from the block through the thread's index
         self.loop_reads: list[str] = [] if loop is None else list(loop[1].by_index)
         self._lanes: LaneSpawnsEmitter | None = None
+        self.cb_done = False  # site_leaves: the block's test (cb_) emitted
         # the scratch columns' sizes for a block of n threads (column: per thread, fixed),
         # decided before anything is emitted
         self.scratch_need: dict[int, tuple[int, int]] = {}
@@ -463,13 +464,18 @@ class NumbaModuleGen:
         here = [f"q_{c.name} = ptr_add({col(c.name)}, off)" for c in ind]
         how = step.inductive_copy
         assert how != "never" or not self.loop_reads, "the plan copies for these"
+        leaves = ""
+        if how == "bfs" and ind and self.site_leaf_test():  # (all leaves: none written)
+            L += self.site_leaf_test()
+            self.cb_done = True
+            leaves = " and not cb_"
         if not ind:
             pass
         elif how == "bfs":
             # (leaf_level: a block whose children are all leaves writes none: in place)
             straight = self.plan.step(kp.StraightSpawns)
             level = straight.leaf_level if isinstance(straight, kp.StraightSpawns) else None
-            unless = "" if level is None else " and not " + self.level_test(level)
+            unless = leaves + ("" if level is None else " and not " + self.level_test(level))
             L += [f"    if ni > 0 and out_base < off + n{unless}:  # bfs: the children "
                   "overwrite the block: read a copy"]
             L += [f"        {x}" for x in copy]
@@ -480,6 +486,22 @@ class NumbaModuleGen:
         else:  # the kernel may grow (move) the columns while it spawns: read a copy
             L += [f"    {x}" for x in copy]
         return L
+
+    def site_leaf_test(self) -> list[str]:
+        """site_leaves (:class:`kp.SiteLeaves` with a test): the children's level-uniform
+        lane variables set from their block-wide values and the test into ``cb_``
+        (every child a leaf), once per kernel (no lines once emitted, or without it)."""
+        lane = self.plan.step(kp.LaneSpawns)
+        if self.cb_done or not isinstance(lane, kp.LaneSpawns) \
+                or lane.site_leaves is None or lane.site_leaves.test is None:
+            return []
+        sl = lane.site_leaves
+        assert sl.test is not None
+        return ["    # site_leaves: the children's is-base test on their block-wide values,",
+                "    # once per block: all leaves (counted per child block, run in the lanes,",
+                "    # nothing written) or none (the lane spawns without leaf code)",
+                *[f"    {var(tv)} = {np_type(v.ty, '')}({self.expr(v)})" for tv, v in sl.temps],
+                *at(sl.test.loc, [f"    cb_ = {self.expr(sl.test)}"])]
 
     def base_fold(self, step: kp.BaseCase, fold: kp.BaseFold) -> list[str]:
         """base_fold: the base case as one branch-free loop (kernel_plan.BaseFold): each

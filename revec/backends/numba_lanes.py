@@ -29,6 +29,7 @@ The children of a child block stay in thread order (the thread-by-thread order).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -122,6 +123,44 @@ def lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
                 stm = StmtEmitter(expr, var, positions=True)  # type: ignore[arg-type]
                 for line in stm.block((st_,), ind, 0):
                     out.append(LaneLine(line, None, frozenset(uses)))
+    return out
+
+
+def count_lane_lines(body: lanes.LaneBody, ind: str, expr: Callable[[ir.Expr], str],
+                     reduce: Callable[[ir.Reduce, str, str | None], list[str]],
+                     once: frozenset[str]) -> list[str]:
+    """The numba lines of an if-converted body with leaf inlining for one thread whose
+    children are all leaves (site_leaves, the C kernels' ``count_lane_code``): a spawn
+    only adds one to the thread's spawn count ``_ns`` (its child ran in the lane: the
+    leaf's base case, its lines before the spawn), a child's is-base test is its
+    spawn's condition (it holds for the block), and the child's lane variables ``once``
+    (set once per block) are not set per lane."""
+    leaf = {op.leaf for op in body.ops if isinstance(op, lanes.MakeSpawn)
+            and op.leaf is not None}
+    out = [f"{ind}_ns = 0"]
+    for op in body.ops:
+        lines: list[str] = []
+        match op:
+            case lanes.SetVar(target=t) if t in once:
+                pass
+            case lanes.SetVar(target=t, value=v, guard=g):
+                v_t = var(t)
+                lines.append(f"{ind}{v_t} = {expr(v)}" if g is None
+                             else f"{ind}{v_t} = ({expr(v)}) if _c{g} else {v_t}")
+            case lanes.MakeSpawn(guard=g):
+                lines.append(f"{ind}_ns += {'1' if g is None else f'_c{g}'}")
+            case lanes.Fold(stmt=r, guard=g):
+                lines += reduce(r, ind, None if g is None else f"_c{g}")
+            case lanes.Cond(index=n, guard=g) if n in leaf:  # the child is a leaf
+                lines.append(f"{ind}_c{n} = {'True' if g is None else f'_c{g}'}")
+            case lanes.Cond(index=n, cond=c, guard=g, negate=neg):
+                here = "" if g is None else f"_c{g} & "
+                text = f"(not ({expr(c)}))" if neg else f"({expr(c)})"
+                lines.append(f"{ind}_c{n} = {here}{text}")
+            case lanes.Plain(stmt=st_):
+                stm = StmtEmitter(expr, var, positions=True)  # type: ignore[arg-type]
+                lines += stm.block((st_,), ind, 0)
+        out += at(op.loc, lines)
     return out
 
 
@@ -316,7 +355,8 @@ class LaneSpawnsEmitter:
                 need.add(f"_l{p.index}")
             else:
                 assert p.column is not None
-                outs.append(f"{ind}st({p.name}, u, {self.pick(p.index, p.column)})")
+                lines, val = self.pick_lines(p.index, p.column, ind)
+                outs += lines + [f"{ind}st({p.name}, u, {val})"]
                 need |= self.pick_reads(p.index, p.column)
         chunk = [f"        for u in range({LANES}):", "            j = t + u"]
         chunk += slice_lines(body, need) + outs
@@ -336,6 +376,8 @@ class LaneSpawnsEmitter:
         gen = self.gen
         step = self.step
         assert step.lanes == LANES, "the steps' masks are 32-bit words"
+        if step.site_leaves is not None:
+            return self.emit_site_leaves(step.site_leaves)
         if step.buffers:
             return self.emit_buffered()
         L = ["    # inductive case, 32 threads per step (the plan's lane-spawns step): passes",
@@ -379,6 +421,40 @@ class LaneSpawnsEmitter:
         L += self.counters()
         L += ["    t = 0", "    while t < jend:"]
         return L + self.steps("t") + self.counters_back()
+
+    def emit_site_leaves(self, sl: kp.SiteLeaves) -> list[str]:
+        """site_leaves by child block (:class:`kp.SiteLeaves`, ``by_site`` False): the
+        children's is-base test decided once per block (``cb_``, the module generator's
+        ``site_leaf_test``).  All leaves: one loop over every inductive thread runs the
+        lane body with leaf inlining (:func:`count_lane_lines`: the leaves' base cases,
+        each thread's spawns counted), child block k's inlined leaves the threads with
+        more than k spawns (``kcnt[K + k]``), nothing written, no thread left over
+        (``j0 = ni``).  None: the lane spawns of the body without leaf code
+        (``sl.plain``, whose passes the plan made)."""
+        gen = self.gen
+        step = self.step
+        assert sl.test is not None and sl.plain is not None and not sl.by_site
+        once = frozenset(tv for tv, _ in sl.temps)
+        ind = "            "
+        L = list(gen.site_leaf_test())  # type: ignore[attr-defined]
+        L += ["    if cb_:",
+              "        # site_leaves: every child a leaf: their base cases in the lanes,",
+              "        # child block k's inlined leaves the threads with more than k spawns"]
+        L += [f"        nl{k} = 0" for k in step.child_blocks]
+        L.append("        for j in range(ni):")
+        L += [f"{ind}{t} = {v}" for t, v, _ in
+              gen.field_loads("q_", step.reads)]  # type: ignore[attr-defined]
+        L += [f"{ind}{var(n)} = {zero_of(ty, '')}"
+              for n, ty in sorted(self.bp.task.locals.items()) if n not in once]
+        L += count_lane_lines(step.body, ind, gen.expr, gen.reduce,  # type: ignore[attr-defined]
+                              once)
+        L += [f"{ind}nl{k} += _ns > {k}" for k in step.child_blocks]
+        top = self.bp.max_spawns
+        L += [f"        kcnt[{top + k}] += nl{k}" for k in step.child_blocks]
+        L += ["        j0 = ni", "    else:"]
+        plain = LaneSpawnsEmitter(gen, dataclasses.replace(step, body=sl.plain, leaves=False,
+                                                             site_leaves=None))
+        return L + ["    " + x for x in plain.emit()]
 
     def counters(self) -> list[str]:
         """The child blocks' counts (and inlined leaves) in locals."""
@@ -477,7 +553,7 @@ class LaneSpawnsEmitter:
         ty = next(p.ty for p in self.bp.fields if p.name == col)
         t = np_type(ty, "")
         for s in reversed(cand[:-1]):
-            which = f"_m{s.index}" if len(s.kset) == 1 else f"(_m{s.index} & (_k{s.index} == {k}))"
+            which = self.which(s, k)
             if ty.kind in "iu":
                 # a select by bit masks: a conditional expression here LLVM turns into
                 # masked stores into the lane buffer (vpmaskmovq on AVX2, microcoded on
@@ -487,3 +563,29 @@ class LaneSpawnsEmitter:
             else:
                 out = f"({s.args[col]} if {which} else {out})"
         return out
+
+    @staticmethod
+    def which(s: LaneSite, k: int) -> str:
+        """Whether the lane's k-th spawn is site ``s``'s."""
+        return f"_m{s.index}" if len(s.kset) == 1 else f"(_m{s.index} & (_k{s.index} == {k}))"
+
+    def pick_lines(self, k: int, col: str, ind: str) -> tuple[list[str], str]:
+        """:meth:`pick` for the buffered lane loop: an integer column's choices as bit
+        operations on a mask, ``b ^ ((a ^ b) & -m)``, each into a variable, not ``a if m
+        else b``: LLVM turned those nested choices into pairs of masked stores
+        (vpmaskmovq), slow on AMD's AVX2 (graphcol numba reexp, AVX2 build on the Zen 4:
+        the lane loop held most of the kernel's samples; 0.092 -> 0.071 s).  The lines
+        and the value."""
+        ty = next(p.ty for p in self.columns if p.name == col)
+        if ty.kind not in "iu":
+            return [], self.pick(k, col)
+        t = np_type(ty, "")
+        cand = [s for s in self.sites if k in s.kset]
+        out = cand[-1].args[col]
+        lines = []
+        for s in reversed(cand[:-1]):
+            a, nxt = s.args[col], f"_p{k}_{col}_{s.index}"
+            lines.append(f"{ind}{nxt} = {t}({t}({out}) ^ (({t}({a}) ^ {t}({out})) & "
+                         f"-{t}({self.which(s, k)})))")
+            out = nxt
+        return lines, out

@@ -88,7 +88,13 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     else:
         nb = 0
     ni = n - nb
-    if ni > 0 and out_base < off + n:  # bfs: the children overwrite the block: read a copy
+    # site_leaves: the children's is-base test on their block-wide values,
+    # once per block: all leaves (counted per child block, run in the lanes,
+    # nothing written) or none (the lane spawns without leaf code)
+    v__lf_v = int8(int8(v_v + int8(1)))
+    # graphcol.py:41
+    cb_ = (int32(v__lf_v) == v_n)
+    if ni > 0 and out_base < off + n and not cb_:  # bfs: the children overwrite the block: read a copy
         q_red = column_ptr(cols, 12, uint64)
         q_green = column_ptr(cols, 13, uint64)
         q_blue = column_ptr(cols, 14, uint64)
@@ -101,135 +107,197 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
         q_blue = ptr_add(c_blue, off)
     # base case over the base threads
     for j in range(nb):
+        v__lf_v = int8(0)
         v_b = uint64(0)
         v_nb = uint64(0)
         # graphcol.py:42
         acc_colourings = int64(acc_colourings + 1)
     ns = ni + SLACK  # stride of the child blocks
-    # inductive case, 32 threads per step (the plan's lane-spawns step): per
-    # step one lane loop runs the body and stores each conditional site's mask
-    # and the child blocks' argument values into stack arrays (lane_buf), the
-    # reductions into per-lane partials; then the lanes making their k-th
-    # spawn (bit operations on the sites' masks) are appended to child block
-    # k by one compaction step per column (all 32: copies; none: skipped)
-    jend = ni - ni % 32
-    ms0 = lane_buf(uint8)
-    ms1 = lane_buf(uint8)
-    ms2 = lane_buf(uint8)
-    ak0_red = lane_buf(uint64)
-    ak0_green = lane_buf(uint64)
-    ak0_blue = lane_buf(uint64)
-    ak1_green = lane_buf(uint64)
-    ak1_blue = lane_buf(uint64)
-    ak2_blue = lane_buf(uint64)
-    fill0 = column_ptr(cols, 15, int8)
-    for u in range(32):
-        st(fill0, u, int8(v_v + int8(1)))
-    kc0 = kcnt[0]
-    kc1 = kcnt[1]
-    kc2 = kcnt[2]
-    t = 0
-    while t < jend:
-        for u in range(32):
-            j = t + u
+    if cb_:
+        # site_leaves: every child a leaf: their base cases in the lanes,
+        # child block k's inlined leaves the threads with more than k spawns
+        nl0 = 0
+        nl1 = 0
+        nl2 = 0
+        for j in range(ni):
             v_red = ld(q_red, j)
             v_green = ld(q_green, j)
             v_blue = ld(q_blue, j)
-            _k = 0
+            v_b = uint64(0)
+            v_nb = uint64(0)
+            _ns = 0
             # graphcol.py:44
             v_nb = a_EARLIER[int64(v_v)]
             # graphcol.py:45
             v_b = a_BIT[int64(v_v)]
             # graphcol.py:46
             _c0 = ((uint64(v_red & v_nb) == uint64(0)))
+            _c1 = (not ((uint64(v_red & v_nb) == uint64(0))))
             # graphcol.py:47
-            _m0 = _c0
-            _a0_red = uint64(v_red | v_b)
-            _a0_green = v_green
-            _a0_blue = v_blue
-            _k += _m0
+            _c2 = _c0
+            # graphcol.py:42
+            acc_colourings = int64(acc_colourings + (1 if _c2 else int64(0)))
+            # graphcol.py:47
+            _ns += _c0
             # graphcol.py:48
-            _c2 = ((uint64(v_green & v_nb) == uint64(0)))
+            _c3 = ((uint64(v_green & v_nb) == uint64(0)))
+            _c4 = (not ((uint64(v_green & v_nb) == uint64(0))))
             # graphcol.py:49
-            _m1 = _c2
-            _k1 = _k
-            _a1_red = v_red
-            _a1_green = uint64(v_green | v_b)
-            _a1_blue = v_blue
+            _c5 = _c3
+            # graphcol.py:42
+            acc_colourings = int64(acc_colourings + (1 if _c5 else int64(0)))
+            # graphcol.py:49
+            _ns += _c3
             # graphcol.py:50
-            _c4 = ((uint64(v_blue & v_nb) == uint64(0)))
+            _c6 = ((uint64(v_blue & v_nb) == uint64(0)))
+            _c7 = (not ((uint64(v_blue & v_nb) == uint64(0))))
             # graphcol.py:51
-            _m2 = _c4
-            _a2_red = v_red
-            _a2_green = v_green
-            _a2_blue = uint64(v_blue | v_b)
-            st(ms0, u, _m0)
-            st(ms1, u, _m1)
-            st(ms2, u, _m2)
-            st(ak0_red, u, uint64((_a0_red & (uint64(0) - uint64(_m0))) | (uint64((_a1_red & (uint64(0) - uint64((_m1 & (_k1 == 0))))) | (_a2_red & ~(uint64(0) - uint64((_m1 & (_k1 == 0)))))) & ~(uint64(0) - uint64(_m0)))))
-            st(ak0_green, u, uint64((_a0_green & (uint64(0) - uint64(_m0))) | (uint64((_a1_green & (uint64(0) - uint64((_m1 & (_k1 == 0))))) | (_a2_green & ~(uint64(0) - uint64((_m1 & (_k1 == 0)))))) & ~(uint64(0) - uint64(_m0)))))
-            st(ak0_blue, u, uint64((_a0_blue & (uint64(0) - uint64(_m0))) | (uint64((_a1_blue & (uint64(0) - uint64((_m1 & (_k1 == 0))))) | (_a2_blue & ~(uint64(0) - uint64((_m1 & (_k1 == 0)))))) & ~(uint64(0) - uint64(_m0)))))
-            st(ak1_green, u, uint64((_a1_green & (uint64(0) - uint64((_m1 & (_k1 == 1))))) | (_a2_green & ~(uint64(0) - uint64((_m1 & (_k1 == 1)))))))
-            st(ak1_blue, u, uint64((_a1_blue & (uint64(0) - uint64((_m1 & (_k1 == 1))))) | (_a2_blue & ~(uint64(0) - uint64((_m1 & (_k1 == 1)))))))
-            st(ak2_blue, u, _a2_blue)
-        b0 = int64(movemask32(ms0, 0))
-        b1 = int64(movemask32(ms1, 0))
-        b2 = int64(movemask32(ms2, 0))
-        e0_0 = (4294967295 & ~b0)
-        e0_1 = b0
-        e1_0 = (e0_0 & ~b1)
-        e1_1 = (e0_1 & ~b1) | (e0_0 & b1)
-        e1_2 = (e0_1 & b1)
-        mk = uint32((b0 | (b1 & e0_0) | (b2 & e1_0)) & 4294967295)
-        if mk == 4294967295:  # every lane makes its spawn 0
-            copy32(fill0, 0, c_v, out_base + kc0)
-            copy32(ak0_red, 0, c_red, out_base + kc0)
-            copy32(ak0_green, 0, c_green, out_base + kc0)
-            copy32(ak0_blue, 0, c_blue, out_base + kc0)
-            kc0 += 32
-        elif mk != 0:
-            copy32(fill0, 0, c_v, out_base + kc0)
-            compress_avx512(ak0_red, 0, mk, c_red, out_base + kc0)
-            compress_avx512(ak0_green, 0, mk, c_green, out_base + kc0)
-            compress_avx512(ak0_blue, 0, mk, c_blue, out_base + kc0)
-            kc0 += popcount32(mk)
-        mk = uint32(((b1 & e0_1) | (b2 & e1_1)) & 4294967295)
-        if mk == 4294967295:  # every lane makes its spawn 1
-            copy32(fill0, 0, c_v, out_base + 1 * ns + kc1)
-            copy32(q_red, t, c_red, out_base + 1 * ns + kc1)
-            copy32(ak1_green, 0, c_green, out_base + 1 * ns + kc1)
-            copy32(ak1_blue, 0, c_blue, out_base + 1 * ns + kc1)
-            kc1 += 32
-        elif mk != 0:
-            copy32(fill0, 0, c_v, out_base + 1 * ns + kc1)
-            compress_avx512(q_red, t, mk, c_red, out_base + 1 * ns + kc1)
-            compress_avx512(ak1_green, 0, mk, c_green, out_base + 1 * ns + kc1)
-            compress_avx512(ak1_blue, 0, mk, c_blue, out_base + 1 * ns + kc1)
-            kc1 += popcount32(mk)
-        mk = uint32(((b2 & e1_2)) & 4294967295)
-        if mk == 4294967295:  # every lane makes its spawn 2
-            copy32(fill0, 0, c_v, out_base + 2 * ns + kc2)
-            copy32(q_red, t, c_red, out_base + 2 * ns + kc2)
-            copy32(q_green, t, c_green, out_base + 2 * ns + kc2)
-            copy32(ak2_blue, 0, c_blue, out_base + 2 * ns + kc2)
-            kc2 += 32
-        elif mk != 0:
-            copy32(fill0, 0, c_v, out_base + 2 * ns + kc2)
-            compress_avx512(q_red, t, mk, c_red, out_base + 2 * ns + kc2)
-            compress_avx512(q_green, t, mk, c_green, out_base + 2 * ns + kc2)
-            compress_avx512(ak2_blue, 0, mk, c_blue, out_base + 2 * ns + kc2)
-            kc2 += popcount32(mk)
-        t += 32
-    kcnt[0] = kc0
-    kcnt[1] = kc1
-    kcnt[2] = kc2
-    j0 = jend  # the rest thread by thread
+            _c8 = _c6
+            # graphcol.py:42
+            acc_colourings = int64(acc_colourings + (1 if _c8 else int64(0)))
+            # graphcol.py:51
+            _ns += _c6
+            nl0 += _ns > 0
+            nl1 += _ns > 1
+            nl2 += _ns > 2
+        kcnt[3] += nl0
+        kcnt[4] += nl1
+        kcnt[5] += nl2
+        j0 = ni
+    else:
+        # inductive case, 32 threads per step (the plan's lane-spawns step): per
+        # step one lane loop runs the body and stores each conditional site's mask
+        # and the child blocks' argument values into stack arrays (lane_buf), the
+        # reductions into per-lane partials; then the lanes making their k-th
+        # spawn (bit operations on the sites' masks) are appended to child block
+        # k by one compaction step per column (all 32: copies; none: skipped)
+        jend = ni - ni % 32
+        ms0 = lane_buf(uint8)
+        ms1 = lane_buf(uint8)
+        ms2 = lane_buf(uint8)
+        ak0_red = lane_buf(uint64)
+        ak0_green = lane_buf(uint64)
+        ak0_blue = lane_buf(uint64)
+        ak1_green = lane_buf(uint64)
+        ak1_blue = lane_buf(uint64)
+        ak2_blue = lane_buf(uint64)
+        fill0 = column_ptr(cols, 15, int8)
+        for u in range(32):
+            st(fill0, u, int8(v_v + int8(1)))
+        kc0 = kcnt[0]
+        kc1 = kcnt[1]
+        kc2 = kcnt[2]
+        t = 0
+        while t < jend:
+            for u in range(32):
+                j = t + u
+                v_red = ld(q_red, j)
+                v_green = ld(q_green, j)
+                v_blue = ld(q_blue, j)
+                _k = 0
+                # graphcol.py:44
+                v_nb = a_EARLIER[int64(v_v)]
+                # graphcol.py:45
+                v_b = a_BIT[int64(v_v)]
+                # graphcol.py:46
+                _c0 = ((uint64(v_red & v_nb) == uint64(0)))
+                # graphcol.py:47
+                _m0 = _c0
+                _a0_red = uint64(v_red | v_b)
+                _a0_green = v_green
+                _a0_blue = v_blue
+                _k += _m0
+                # graphcol.py:48
+                _c2 = ((uint64(v_green & v_nb) == uint64(0)))
+                # graphcol.py:49
+                _m1 = _c2
+                _k1 = _k
+                _a1_red = v_red
+                _a1_green = uint64(v_green | v_b)
+                _a1_blue = v_blue
+                # graphcol.py:50
+                _c4 = ((uint64(v_blue & v_nb) == uint64(0)))
+                # graphcol.py:51
+                _m2 = _c4
+                _a2_red = v_red
+                _a2_green = v_green
+                _a2_blue = uint64(v_blue | v_b)
+                st(ms0, u, _m0)
+                st(ms1, u, _m1)
+                st(ms2, u, _m2)
+                _p0_red_1 = uint64(uint64(_a2_red) ^ ((uint64(_a1_red) ^ uint64(_a2_red)) & -uint64((_m1 & (_k1 == 0)))))
+                _p0_red_0 = uint64(uint64(_p0_red_1) ^ ((uint64(_a0_red) ^ uint64(_p0_red_1)) & -uint64(_m0)))
+                st(ak0_red, u, _p0_red_0)
+                _p0_green_1 = uint64(uint64(_a2_green) ^ ((uint64(_a1_green) ^ uint64(_a2_green)) & -uint64((_m1 & (_k1 == 0)))))
+                _p0_green_0 = uint64(uint64(_p0_green_1) ^ ((uint64(_a0_green) ^ uint64(_p0_green_1)) & -uint64(_m0)))
+                st(ak0_green, u, _p0_green_0)
+                _p0_blue_1 = uint64(uint64(_a2_blue) ^ ((uint64(_a1_blue) ^ uint64(_a2_blue)) & -uint64((_m1 & (_k1 == 0)))))
+                _p0_blue_0 = uint64(uint64(_p0_blue_1) ^ ((uint64(_a0_blue) ^ uint64(_p0_blue_1)) & -uint64(_m0)))
+                st(ak0_blue, u, _p0_blue_0)
+                _p1_green_1 = uint64(uint64(_a2_green) ^ ((uint64(_a1_green) ^ uint64(_a2_green)) & -uint64((_m1 & (_k1 == 1)))))
+                st(ak1_green, u, _p1_green_1)
+                _p1_blue_1 = uint64(uint64(_a2_blue) ^ ((uint64(_a1_blue) ^ uint64(_a2_blue)) & -uint64((_m1 & (_k1 == 1)))))
+                st(ak1_blue, u, _p1_blue_1)
+                st(ak2_blue, u, _a2_blue)
+            b0 = int64(movemask32(ms0, 0))
+            b1 = int64(movemask32(ms1, 0))
+            b2 = int64(movemask32(ms2, 0))
+            e0_0 = (4294967295 & ~b0)
+            e0_1 = b0
+            e1_0 = (e0_0 & ~b1)
+            e1_1 = (e0_1 & ~b1) | (e0_0 & b1)
+            e1_2 = (e0_1 & b1)
+            mk = uint32((b0 | (b1 & e0_0) | (b2 & e1_0)) & 4294967295)
+            if mk == 4294967295:  # every lane makes its spawn 0
+                copy32(fill0, 0, c_v, out_base + kc0)
+                copy32(ak0_red, 0, c_red, out_base + kc0)
+                copy32(ak0_green, 0, c_green, out_base + kc0)
+                copy32(ak0_blue, 0, c_blue, out_base + kc0)
+                kc0 += 32
+            elif mk != 0:
+                copy32(fill0, 0, c_v, out_base + kc0)
+                compress_avx512(ak0_red, 0, mk, c_red, out_base + kc0)
+                compress_avx512(ak0_green, 0, mk, c_green, out_base + kc0)
+                compress_avx512(ak0_blue, 0, mk, c_blue, out_base + kc0)
+                kc0 += popcount32(mk)
+            mk = uint32(((b1 & e0_1) | (b2 & e1_1)) & 4294967295)
+            if mk == 4294967295:  # every lane makes its spawn 1
+                copy32(fill0, 0, c_v, out_base + 1 * ns + kc1)
+                copy32(q_red, t, c_red, out_base + 1 * ns + kc1)
+                copy32(ak1_green, 0, c_green, out_base + 1 * ns + kc1)
+                copy32(ak1_blue, 0, c_blue, out_base + 1 * ns + kc1)
+                kc1 += 32
+            elif mk != 0:
+                copy32(fill0, 0, c_v, out_base + 1 * ns + kc1)
+                compress_avx512(q_red, t, mk, c_red, out_base + 1 * ns + kc1)
+                compress_avx512(ak1_green, 0, mk, c_green, out_base + 1 * ns + kc1)
+                compress_avx512(ak1_blue, 0, mk, c_blue, out_base + 1 * ns + kc1)
+                kc1 += popcount32(mk)
+            mk = uint32(((b2 & e1_2)) & 4294967295)
+            if mk == 4294967295:  # every lane makes its spawn 2
+                copy32(fill0, 0, c_v, out_base + 2 * ns + kc2)
+                copy32(q_red, t, c_red, out_base + 2 * ns + kc2)
+                copy32(q_green, t, c_green, out_base + 2 * ns + kc2)
+                copy32(ak2_blue, 0, c_blue, out_base + 2 * ns + kc2)
+                kc2 += 32
+            elif mk != 0:
+                copy32(fill0, 0, c_v, out_base + 2 * ns + kc2)
+                compress_avx512(q_red, t, mk, c_red, out_base + 2 * ns + kc2)
+                compress_avx512(q_green, t, mk, c_green, out_base + 2 * ns + kc2)
+                compress_avx512(ak2_blue, 0, mk, c_blue, out_base + 2 * ns + kc2)
+                kc2 += popcount32(mk)
+            t += 32
+        kcnt[0] = kc0
+        kcnt[1] = kc1
+        kcnt[2] = kc2
+        j0 = jend  # the rest thread by thread
     # inductive case: the thread's k-th spawn goes to child block k
     for j in range(j0, ni):
         si = 0
         v_red = ld(q_red, j)
         v_green = ld(q_green, j)
         v_blue = ld(q_blue, j)
+        v__lf_v = int8(0)
         v_b = uint64(0)
         v_nb = uint64(0)
         # graphcol.py:44
