@@ -138,8 +138,10 @@ def test_numba_plan_and_kernel() -> None:
     assert "cb_" not in before and "nl2" not in before
 
 
-@pytest.mark.parametrize("backend", ["c", "numba"])
-@pytest.mark.parametrize("name", ["graphcol", "walk"])
+@pytest.mark.parametrize(("name", "backend"), [
+    ("graphcol", "c"), ("walk", "c"), ("graphcol", "numba"),
+    # (two numba compiles of a second program: the full set under -m slow)
+    pytest.param("walk", "numba", marks=pytest.mark.slow)])
 def test_counts_are_the_sequential_references(
         name: str, backend: str, monkeypatch: pytest.MonkeyPatch,
         programs: dict[str, tuple[Path, str, tuple[int]]]) -> None:
