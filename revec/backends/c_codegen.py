@@ -707,17 +707,7 @@ class CModuleGen:
                 L.append(f"        _fp_{p.reducer} = ({t})(({u})_fp_{p.reducer} + "
                          f"({u})(int64_t)({ctype(p.run_ty)})_np_{p.reducer});")
             L.append("        }")
-        for p in fold.partials:
-            decl = self.program.reducers[p.reducer]
-            rt = ctype(ir.Ty(decl.dtype))
-            la = f"la_{p.reducer}"
-            if p.op == "sum":
-                ru = utype(ir.Ty(decl.dtype))
-                L.append(f"        {la} = ({rt})(({ru}){la} + ({ru})_fp_{p.reducer});")
-            else:
-                cmp = ">" if p.op == "max" else "<"
-                L.append(f"        if (_fa_{p.reducer}) {{ {rt} _w = ({rt})_fp_{p.reducer}; "
-                         f"if (_w {cmp} {la}) {la} = _w; }}")
+        L += c_leaves.merge_partials(self.program, fold, "_fp_", "_fa_", "        ")
         L.append("    }")
         return L
 

@@ -536,21 +536,32 @@ def leaf_level(gen: Any, step: kp.StraightSpawns, level: kp.LeafLevel,
         site += 1
     L.append("        }")
     if fold is not None:
-        for p in fold.partials:
-            decl = gen.program.reducers[p.reducer]
-            rt = ctype(ir.Ty(decl.dtype))
-            la = f"la_{p.reducer}"
-            if p.op == "sum":
-                ru = utype(ir.Ty(decl.dtype))
-                L.append(f"        {la} = ({rt})(({ru}){la} + ({ru})_lp_{p.reducer});")
-            else:
-                cmp = ">" if p.op == "max" else "<"
-                L.append(f"        if (_la_{p.reducer}) {{ {rt} _w = ({rt})_lp_{p.reducer}; "
-                         f"if (_w {cmp} {la}) {la} = _w; }}")
+        L += merge_partials(gen.program, fold, "_lp_", "_la_", "        ")
     L.append(f"        for (int64_t k = 0; k < {step.spawns}; k++) {{ kc[k] = 0; klf[k] = ni; }}")
     L.append("    } else {")
     L += ["    " + x if x.strip() and not x.startswith("#") else x for x in spawns]
     L.append("    }")
+    return L
+
+
+def merge_partials(program: ir.Program, fold: kp.BaseFold, part: str, flag: str,
+                   ind: str) -> list[str]:
+    """A folded base case's partials merged into the reducers' accumulators
+    (``la_<r>``): a sum added (wrapping, in the reducer's unsigned type), a min / max
+    taken where its flag (``<flag><r>``) says a thread reduced into it.  The partials
+    are ``<part><r>``."""
+    L: list[str] = []
+    for p in fold.partials:
+        decl = program.reducers[p.reducer]
+        rt = ctype(ir.Ty(decl.dtype))
+        la = f"la_{p.reducer}"
+        if p.op == "sum":
+            ru = utype(ir.Ty(decl.dtype))
+            L.append(f"{ind}{la} = ({rt})(({ru}){la} + ({ru}){part}{p.reducer});")
+        else:
+            cmp = ">" if p.op == "max" else "<"
+            L.append(f"{ind}if ({flag}{p.reducer}) {{ {rt} _w = ({rt}){part}{p.reducer}; "
+                     f"if (_w {cmp} {la}) {la} = _w; }}")
     return L
 
 
