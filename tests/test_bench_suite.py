@@ -6,6 +6,7 @@ over-wide bfs run into a recorded stop."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,47 @@ def test_sweep_scan_stop_skip_and_refine(monkeypatch: pytest.MonkeyPatch) -> Non
     assert nb[256].status.startswith("not run") and nb[16].status.startswith("not run")
     assert ("numba", 256) not in ran and ("numba", 64) not in ran
     assert len(nb[16384].times) == 5
+
+
+def test_sweep_coarse_scan_runs_the_best_sizes_neighbours(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba scans every second size; the C sizes next to its best scanned one (B/2, 2B)
+    are run too, and one of them can be the curve's best.  A neighbour whose schedule was
+    far slower on C is skipped like any other size."""
+    from revec.bench import suite
+    from revec.bench.presets import preset
+
+    c_time = {2 ** k: 0.4 + 0.01 * abs(k - 13) for k in range(8, 17)}
+    c_time[256] = 5.0                      # over 4x C's best: numba must not run it
+    nb_time = {65536: 0.9, 32768: 0.55, 16384: 0.6, 8192: 0.8, 4096: 1.0, 1024: 1.2, 512: 1.3,
+               256: 9.0}
+    ran: list[tuple[str, int]] = []
+
+    def fake_once(self: suite._Bench, rec: suite.Record) -> bool:
+        table = c_time if rec.backend == "c" else nb_time
+        ran.append((rec.backend, rec.block_size or 0))
+        rec.times.append(table[rec.block_size or 65536])
+        rec.verified = True
+        return True
+
+    monkeypatch.setattr(suite._Bench, "_revec_once", fake_once)
+    plan = SweepPlan(c_sizes=tuple(sorted(c_time)), numba_sizes=(65536, 16384, 4096, 1024, 256))
+    assert plan.max_neighbours("c") == 0 and plan.max_neighbours("numba") == 2
+    assert plan.neighbours("numba", 16384) == (32768, 8192)
+    assert plan.neighbours("numba", 256) == (512,)          # 128 is not a C size here
+    b = suite._Bench(preset("fib", "quick"), plan, 0, _Bar())
+    b.curve("c", "reexp", plan.c_sizes, "table")
+    ran.clear()
+    nb = b.curve("numba", "reexp", plan.numba_sizes, None)
+    sizes = [r.block_size for r in nb]
+    assert sizes == sorted(sizes, reverse=True) and 32768 in sizes and 8192 in sizes
+    assert ("numba", 32768) in ran and ("numba", 8192) in ran and ("numba", 512) not in ran
+    assert suite.best_record(nb) is next(r for r in nb if r.block_size == 32768)
+    assert len(next(r for r in nb if r.block_size == 32768).times) == plan.repeats
+    # progress: every planned step is ticked (two neighbours reserved per numba curve)
+    with_neighbours = suite._Bench(preset("fib", "quick"), plan, 0, _Bar()).planned_runs()
+    assert with_neighbours - suite._Bench(
+        preset("fib", "quick"), replace(plan, c_sizes=plan.numba_sizes), 0,
+        _Bar()).planned_runs() == 2 * 2 + 2 * (len(plan.c_sizes) - len(plan.numba_sizes))
 
 
 def test_ablation_names_numba_target_isa(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -266,6 +266,7 @@ class _Bench:
             if self._stop_scan(backend, t, prev, best):
                 stopped = t
             prev = t
+        self._neighbours(backend, strategy, compaction, recs)
         timed = sorted((r for r in recs if r.seconds is not None), key=lambda r: r.seconds or 0)
         chosen = [r for r in timed[:plan.refine] if (r.seconds or 0) <= plan.refine_within * best]
         for r in chosen:
@@ -276,6 +277,26 @@ class _Bench:
         self._tick(f"{backend} {strategy}", (plan.refine - len(chosen)) * (plan.repeats - 1))
         self.records.extend(recs)
         return recs
+
+    def _neighbours(self, backend: str, strategy: str, compaction: str | None,
+                    recs: list[Record]) -> None:
+        """A coarser scan (numba's every second size) also runs the C sizes next to its
+        best scanned size, one run each, so that its best B is found on C's grid."""
+        plan = self.plan
+        top = best_record(recs)
+        extra = plan.neighbours(backend, top.block_size) if top and top.block_size else ()
+        for b in sorted(extra, reverse=True):
+            rec = Record(impl="revec", backend=backend, strategy=strategy, block_size=b,
+                         compaction=compaction)
+            if self._slow_on_c(strategy, b):
+                rec.status = ("not run: the same schedule on the C back end was not run or "
+                              f"over {plan.slow_factor:g}x its best there")
+                self._tick(f"{backend} {strategy} B={b} (skipped)")
+            else:
+                self._repeat(rec, 1)
+            recs.append(rec)
+        recs.sort(key=lambda r: -(r.block_size or 0))
+        self._tick(f"{backend} {strategy}", plan.max_neighbours(backend) - len(extra))
 
     def revec(self) -> None:
         plan = self.plan
@@ -331,7 +352,8 @@ class _Bench:
         for backend in plan.backends:
             n += 1 + (r if "bfs" in plan.strategies else 0)
             curves = sum(s in plan.strategies for s in ("blocked", "reexp"))
-            n += curves * (len(plan.sizes(backend)) + plan.refine * (r - 1))
+            n += curves * (len(plan.sizes(backend)) + plan.max_neighbours(backend)
+                           + plan.refine * (r - 1))
             if backend == "c" and "reexp" in plan.strategies and plan.compaction_figure:
                 n += 1 + len(plan.scalar_sizes) + r
         if plan.ablation:

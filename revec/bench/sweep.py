@@ -21,6 +21,9 @@ minutes on two cores (docs/benchmarks.md):
 * the numba back end skips the sizes whose schedule (same strategy and B: the same
   blocks) was not run or was over ``slow_factor`` times its curve's best on the C back end;
 * bfs: one run, repeated only if it is not that far slower;
+* where the numba back end's sizes skip some of the C back end's, the C sizes next to the
+  best scanned numba size (B/2 and 2B) are run too, one run each, so that both back ends'
+  best B are found on the same grid;
 * the best scanned sizes of each curve (at most ``refine`` of them, within
   ``refine_within`` of its best run) are *refined* to ``repeats`` runs; the best median
   among them is the curve's entry in Table 2;
@@ -57,6 +60,15 @@ class SweepPlan:
     def sizes(self, backend: str) -> tuple[int, ...]:
         return self.c_sizes if backend == "c" else self.numba_sizes
 
+    def neighbours(self, backend: str, best: int) -> tuple[int, ...]:
+        """The C sizes next to ``best`` (B/2, 2B) that ``backend``'s coarser scan left out."""
+        own = set(self.sizes(backend))
+        return tuple(b for b in (best * 2, best // 2) if b in self.c_sizes and b not in own)
+
+    def max_neighbours(self, backend: str) -> int:
+        """Runs reserved per curve for :meth:`neighbours` (progress accounting)."""
+        return 0 if set(self.c_sizes) <= set(self.sizes(backend)) else 2
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -71,7 +83,10 @@ class SweepPlan:
                 f"{self.stop_floor:g} s and {self.slow_factor:g}x the back end's best (or the "
                 f"next size, extrapolated, would take twice that); bfs repeated only if not "
                 f"that slow; numba skips a size whose schedule was over {self.slow_factor:g}x its "
-                f"curve's best (or not run) on the C back end; the best {self.refine} scanned "
+                f"curve's best (or not run) on the C back end"
+                + ("" if set(self.c_sizes) <= set(self.numba_sizes) else
+                   ", and runs the C sizes next to its best scanned size (B/2, 2B) once")
+                + f"; the best {self.refine} scanned "
                 f"size(s) within {self.refine_within:g}x of it refined to {self.repeats} runs; "
                 f"Fig. 16: C reexp with the scalar split at {pw(self.scalar_sizes)} (one run) "
                 f"and at the table split's best B ({self.repeats} runs); CPython recursion "
