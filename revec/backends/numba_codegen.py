@@ -525,10 +525,11 @@ class NumbaModuleGen:
         ind = "        "
         if fold.run:  # narrow_partials: runs of fold.run threads, narrow partials per run
             ind = "            "
-            L.append(f"    for j0 in range(0, nb, {fold.run}):")
+            # (not j0: the kernel's start of the inductive threads' scalar rest)
+            L.append(f"    for _fr0 in range(0, nb, {fold.run}):")
             L += [f"        _np_{p.reducer} = {np_type(p.run_ty, '')}(0)"
                   for p in runs if p.run_ty is not None]
-            L.append(f"        for j in range(j0, min(nb, j0 + {fold.run})):")
+            L.append(f"        for j in range(_fr0, min(nb, _fr0 + {fold.run})):")
         else:
             L.append("    for j in range(nb):")
         L += self.load_fields(ind, "b_", step.reads)
@@ -853,10 +854,10 @@ class NumbaModuleGen:
         ind = "        "
         if fold.run:  # narrow_partials: runs of fold.run threads, narrow partials per run
             ind = "            "
-            L.append(f"    for t0 in range(0, n, {fold.run}):")
+            L.append(f"    for _fr0 in range(0, n, {fold.run}):")
             L += [f"        _np_{p.reducer} = {np_type(p.run_ty, '')}(0)"
                   for p in fold.partials if p.run_ty is not None]
-            L.append(f"        for t in range(t0, min(n, t0 + {fold.run})):")
+            L.append(f"        for t in range(_fr0, min(n, _fr0 + {fold.run})):")
         else:
             L.append("    for t in range(n):")
         names = {c.name for c in step.reads}
