@@ -812,20 +812,19 @@ class NumbaModuleGen:
         by thread)."""
         assert step.lanes == LANES, "compact_cols steps 32 threads at a time"
         mc = self.mask_column()
+        L = ["    # is-base test over all threads (one vectorizable pass into mask bytes), then",
+             "    # a stream compaction of the block into its base and its inductive threads",
+             "    # (both dense), 32 threads per vector step",
+             f"    mb = {column(mc)}",
+             "    for t in range(n):"]
+        if step.reads:  # the columns the plan says the mask reads (thread i = off + t)
+            L.append("        i = off + t")
+            L += [f"        {var(c.name)} = {ld(col(c.name), 'i')}" for c in step.reads]
+        L.append(f"        {st('mb', 't', self.expr(step.mask))}")
         base_step = self.plan.step(kp.BaseCase)
         if isinstance(base_step, kp.BaseCase) and base_step.fold is not None \
-                and base_step.fold.in_split:
+                and base_step.fold.in_split:  # that pass with the base case folded in
             L = self.split_fold(step, base_step, base_step.fold)
-        else:
-            L = ["    # is-base test over all threads (one vectorizable pass into mask bytes),",
-                 "    # then a stream compaction of the block into its base and its inductive",
-                 "    # threads (both dense), 32 threads per vector step",
-                 f"    mb = {column(mc)}",
-                 "    for t in range(n):"]
-            if step.reads:  # the columns the plan says the mask reads (thread i = off + t)
-                L.append("        i = off + t")
-                L += [f"        {var(c.name)} = {ld(col(c.name), 'i')}" for c in step.reads]
-            L.append(f"        {st('mb', 't', self.expr(step.mask))}")
         moves: dict[str, list[tuple[str, str, int]]] = {"b_": [], "q_": []}
         for side, what, d in self.split_moves():
             if not what:
