@@ -1,6 +1,6 @@
 """narrow_partials and fold_in_split (revec/transforms/kernel_plan.py,
-``narrow_partials_decision`` and ``fold_in_split_decision``; on by default on the C back
-end, REVEC_PLAN_OFF turns each off), and the bool blend with a constant side
+``narrow_partials_decision`` and ``fold_in_split_decision``; on by default on the C and
+numba back ends, REVEC_PLAN_OFF turns each off), and the bool blend with a constant side
 (revec/emit/cexpr.py ``blend``).
 
 A folded base case's sums of small values are kept per run of threads in 16-bit partials
@@ -115,9 +115,19 @@ def test_minmax_plan() -> None:
     assert fold is not None and not fold.in_split and fold.run == 32767
     assert "switched off" in no_split.fold_in_split_note
     assert any(x.name.startswith("b_") for x in no_split.scratch)
-    # the numba target: neither
+    # the numba target: both (numba_codegen.base_fold's runs, split_fold), each switched
+    # off by REVEC_PLAN_OFF as on C; with the scalar split (index lists) runs only
     nb = _fold(kp.build_plan(program, "minmax", target="numba", off=frozenset()))
-    assert nb is None or (not nb.in_split and nb.run == 0)
+    assert nb is not None and nb.in_split and nb.run == 32767
+    nb = _fold(kp.build_plan(program, "minmax", target="numba",
+                             off=frozenset({"fold_in_split"})))
+    assert nb is not None and not nb.in_split and nb.run == 32767
+    nb = _fold(kp.build_plan(program, "minmax", "scalar", target="numba", off=frozenset()))
+    assert nb is not None and not nb.in_split and nb.run == 32767
+    # the numpy back end interprets narrow partials (its sums are 64-bit anyway) but not
+    # the fold in the split
+    from revec.backends.numpy_backend import NOT_INTERPRETED
+    assert "fold_in_split" in NOT_INTERPRETED
 
 
 def test_where_not_applied(tmp_path: Path) -> None:
@@ -172,6 +182,16 @@ def test_runs_widened_within_a_block(tmp_path: Path, monkeypatch: pytest.MonkeyP
                ("table",), SCHEDULES[::3], (1,))
 
 
+def test_numba_runs_widened_within_a_block(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The numba back end (numba_codegen.split_fold, and base_fold's runs with
+    fold_in_split off) against both off, in bfs (runs widened inside one block) and
+    reexp."""
+    _identical("runs", tmp_path, monkeypatch,
+               ("", "fold_in_split", "narrow_partials,fold_in_split"),
+               ("table",), SCHEDULES[::3], (1,), backend="numba")
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_GCC, reason="no gcc")
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -182,10 +202,19 @@ def test_results_and_stats_identical_on_and_off(name: str, tmp_path: Path,
                ("table", "scalar"), SCHEDULES, (1, 2))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_numba_results_and_stats_identical_on_and_off(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _identical(name, tmp_path, monkeypatch, ("", "fold_in_split", "narrow_partials",
+                                             "narrow_partials,fold_in_split"),
+               ("table", "scalar"), SCHEDULES, (1, 2), backend="numba")
+
+
 def _identical(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                offs: tuple[str, ...], compactions: tuple[str, ...],
                schedules: list[tuple[str, int | None, int | None, int]],
-               workers_: tuple[int, ...]) -> None:
+               workers_: tuple[int, ...], backend: str = "c") -> None:
     path, task, args, always_off = CASES[name]
     path = path or _program(tmp_path, RUNS)
     program = api.get_program(path)
@@ -195,7 +224,7 @@ def _identical(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     for off in offs:
         monkeypatch.setenv(kp.PLAN_OFF_ENV, ",".join(x for x in (off, always_off) if x))
         for compaction in compactions:
-            built[off, compaction] = api.compiled_task(program, task, "c", compaction)
+            built[off, compaction] = api.compiled_task(program, task, backend, compaction)
     assert _fold(built["", "table"].plan).in_split  # type: ignore[union-attr]
     for strategy, b, r, p in schedules:
         sched = Schedule.make(strategy, b, r, p)

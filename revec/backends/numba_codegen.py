@@ -521,23 +521,35 @@ class NumbaModuleGen:
             L.append(f"    _fp_{p.reducer} = {t}({ident})")
             if p.op != "sum":
                 L.append(f"    _fa_{p.reducer} = int64(0)")
-        L.append("    for j in range(nb):")
-        L += self.load_fields("        ", "b_", step.reads)
+        runs = [p for p in fold.partials if p.run_ty is not None]
+        ind = "        "
+        if fold.run:  # narrow_partials: runs of fold.run threads, narrow partials per run
+            ind = "            "
+            # (not j0: the kernel's start of the inductive threads' scalar rest)
+            L.append(f"    for _fr0 in range(0, nb, {fold.run}):")
+            L += [f"        _np_{p.reducer} = {np_type(p.run_ty, '')}(0)"
+                  for p in runs if p.run_ty is not None]
+            L.append(f"        for j in range(_fr0, min(nb, _fr0 + {fold.run})):")
+        else:
+            L.append("    for j in range(nb):")
+        L += self.load_fields(ind, "b_", step.reads)
         conds: dict[ir.Expr, str] = {}
         for tm in fold.terms:
             for c, _ in tm.conds:
                 if c not in conds:
                     conds[c] = f"_fc{len(conds)}"
-                    L += at(c.loc, [f"        {conds[c]} = bool({self.expr(c)})"])
+                    L += at(c.loc, [f"{ind}{conds[c]} = bool({self.expr(c)})"])
         for i, tm in enumerate(fold.terms):
             p = part[tm.reducer]
             t = np_type(p.ty, "")
             ok = " & ".join(conds[c] if pos else f"(not {conds[c]})" for c, pos in tm.conds)
             fp = f"_fp_{tm.reducer}"
-            body = [f"        _v{i} = {t}({self.expr(tm.value)})"]
+            if p.run_ty is not None:  # the run's narrow partial, modulo 2^w (exact per run)
+                t, fp = np_type(p.run_ty, ""), f"_np_{tm.reducer}"
+            body = [f"{ind}_v{i} = {t}({self.expr(tm.value)})"]
             if p.op == "sum":
-                body.append(f"        {fp} = {t}({fp} + (_v{i} & {t}({t}(0) - {t}({ok}))))"
-                            if ok else f"        {fp} = {t}({fp} + _v{i})")
+                body.append(f"{ind}{fp} = {t}({fp} + (_v{i} & {t}({t}(0) - {t}({ok}))))"
+                            if ok else f"{ind}{fp} = {t}({fp} + _v{i})")
             else:
                 lim = np.iinfo(p.ty.dtype)
                 idv = int(lim.min if p.op == "max" else lim.max)
@@ -547,14 +559,15 @@ class NumbaModuleGen:
                     # branch around the value's loads, which LLVM does not vectorize)
                     # and the reducing threads counted (an OR of the masks, merged by a
                     # test, kept LLVM from vectorizing the loop: 64-bit count instead)
-                    body += [f"        _ok{i} = {ok}",
-                             f"        _k{i} = {t}({t}(0) - {t}(_ok{i}))",
-                             f"        _m{i} = {t}((_v{i} & _k{i}) | ({t}({idv}) & ~_k{i}))",
-                             f"        _fa_{tm.reducer} += int64(_ok{i})"]
+                    body += [f"{ind}_ok{i} = {ok}",
+                             f"{ind}_k{i} = {t}({t}(0) - {t}(_ok{i}))",
+                             f"{ind}_m{i} = {t}((_v{i} & _k{i}) | ({t}({idv}) & ~_k{i}))",
+                             f"{ind}_fa_{tm.reducer} += int64(_ok{i})"]
                 else:
-                    body += [f"        _m{i} = _v{i}", f"        _fa_{tm.reducer} += int64(1)"]
-                body.append(f"        {fp} = {'max' if cmp == '>' else 'min'}({fp}, _m{i})")
+                    body += [f"{ind}_m{i} = _v{i}", f"{ind}_fa_{tm.reducer} += int64(1)"]
+                body.append(f"{ind}{fp} = {'max' if cmp == '>' else 'min'}({fp}, _m{i})")
             L += at(tm.value.loc, body)
+        L += self.widen_runs(fold, "        ")
         for p in fold.partials:
             decl = self.program.reducers[p.reducer]
             rt = np_type(ir.Ty(decl.dtype), "")
@@ -567,9 +580,25 @@ class NumbaModuleGen:
                       f"        {acc} = {rt}(_fp_{p.reducer})"]
         return L
 
+    def widen_runs(self, fold: kp.BaseFold, ind: str) -> list[str]:
+        """narrow_partials: each run's narrow partial (``_np_<r>``, a sum modulo 2^w that
+        is exact as a signed w-bit number: kernel_plan.narrow_partials_decision) widened
+        into the reducer's partial ``_fp_<r>``, once per run."""
+        if not fold.run:
+            return []
+        out = []
+        for p in fold.partials:
+            if p.run_ty is not None:
+                t = np_type(p.ty, "")
+                out.append(f"{ind}_fp_{p.reducer} = {t}(_fp_{p.reducer} + "
+                           f"{t}(_np_{p.reducer}))")
+        return out
+
     def base_case(self, step: kp.BaseCase) -> list[str]:
         """The base case over the base threads."""
         assert step.narrow_sum is None  # (the numba target's plans sum in 64 bits)
+        if step.fold is not None and step.fold.in_split:
+            return ["    # the base case: folded into the is-base pass (fold_in_split)"]
         if step.fold is not None:
             return self.base_fold(step, step.fold)
         return ["    # base case over the base threads", "    for j in range(nb):",
@@ -767,6 +796,7 @@ class NumbaModuleGen:
             groups[self.isa(64)] = ([], [])
 
         def tup(items: list[str]) -> str:
+            # (no items: fold_in_split's split, which copies no base thread)
             return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
         L = []
@@ -791,6 +821,10 @@ class NumbaModuleGen:
             L.append("        i = off + t")
             L += [f"        {var(c.name)} = {ld(col(c.name), 'i')}" for c in step.reads]
         L.append(f"        {st('mb', 't', self.expr(step.mask))}")
+        base_step = self.plan.step(kp.BaseCase)
+        if isinstance(base_step, kp.BaseCase) and base_step.fold is not None \
+                and base_step.fold.in_split:  # that pass with the base case folded in
+            L = self.split_fold(step, base_step, base_step.fold)
         moves: dict[str, list[tuple[str, str, int]]] = {"b_": [], "q_": []}
         for side, what, d in self.split_moves():
             if not what:
@@ -800,6 +834,58 @@ class NumbaModuleGen:
                 moves[side].append((col(what), d, 8 * ty.dtype.itemsize))
         L += self.compact_calls("nb", "off", "n", moves["b_"], moves["q_"], "    ")
         L.append("    ni = n - nb")
+        return L
+
+    def split_fold(self, step: kp.Split, base: kp.BaseCase, fold: kp.BaseFold) -> list[str]:
+        """fold_in_split (kernel_plan.fold_in_split_decision): the is-base pass also folds
+        the base case for every thread, each update masked by the is-base flag, into the
+        partials (in the run type where narrow_partials gave one, runs of ``fold.run``
+        threads, each run widened once: LLVM vectorizes the pass with narrow per-lane
+        sums), merged into the accumulators after it; the compaction that follows copies
+        only the inductive threads (as the C kernels, c_codegen.split_fold)."""
+        L = ["    # is-base test over all threads (one vectorizable pass into mask bytes) with",
+             "    # the base case folded in (fold_in_split: every thread's reductions masked by",
+             "    # is-base), then a stream compaction of the inductive threads (dense), 32",
+             "    # threads per vector step: no base copies, no base loop",
+             f"    mb = {column(self.mask_column())}"]
+        for p in fold.partials:
+            L.append(f"    _fp_{p.reducer} = {np_type(p.ty, '')}(0)")
+        ind = "        "
+        if fold.run:  # narrow_partials: runs of fold.run threads, narrow partials per run
+            ind = "            "
+            L.append(f"    for _fr0 in range(0, n, {fold.run}):")
+            L += [f"        _np_{p.reducer} = {np_type(p.run_ty, '')}(0)"
+                  for p in fold.partials if p.run_ty is not None]
+            L.append(f"        for t in range(_fr0, min(n, _fr0 + {fold.run})):")
+        else:
+            L.append("    for t in range(n):")
+        names = {c.name for c in step.reads}
+        reads = [*step.reads, *(c for c in base.reads if c.name not in names)]
+        if reads:  # the columns the mask and the base case read (thread i = off + t)
+            L.append(f"{ind}i = off + t")
+            L += [f"{ind}{var(c.name)} = {ld(col(c.name), 'i')}" for c in reads]
+        L += at(step.mask.loc, [f"{ind}_isb = bool({self.expr(step.mask)})"])
+        L.append(f"{ind}{st('mb', 't', '_isb')}")
+        conds: dict[ir.Expr, str] = {}
+        for tm in fold.terms:
+            for c, _ in tm.conds:
+                if c not in conds:
+                    conds[c] = f"_fc{len(conds)}"
+                    L += at(c.loc, [f"{ind}{conds[c]} = bool({self.expr(c)})"])
+        for i, tm in enumerate(fold.terms):
+            p = next(x for x in fold.partials if x.reducer == tm.reducer)
+            assert p.op == "sum"  # (fold_in_split_decision: sums only)
+            t, fp = np_type(p.ty, ""), f"_fp_{tm.reducer}"
+            if p.run_ty is not None:
+                t, fp = np_type(p.run_ty, ""), f"_np_{tm.reducer}"
+            ok = " & ".join(["_isb"] + [conds[c] if pos else f"(not {conds[c]})"
+                                        for c, pos in tm.conds])
+            L += at(tm.value.loc, [f"{ind}_v{i} = {t}({self.expr(tm.value)})",
+                                   f"{ind}{fp} = {t}({fp} + (_v{i} & {t}({t}(0) - {t}({ok}))))"])
+        L += self.widen_runs(fold, "        ")
+        for p in fold.partials:
+            rt = np_type(ir.Ty(self.program.reducers[p.reducer].dtype), "")
+            L.append(f"    acc_{p.reducer} = {rt}(acc_{p.reducer} + {rt}(_fp_{p.reducer}))")
         return L
 
     def kernel_end(self) -> list[str]:

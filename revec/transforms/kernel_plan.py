@@ -137,11 +137,12 @@ class Target:
     site_leaves: bool = False
     # narrow_partials (BaseFold.run): a folded base case's sums of small values
     # accumulated in runs of narrow (16- or 32-bit) partials, each run widened once (C:
-    # gcc widens a 64-bit partial per lane, 4 lanes per 256-bit add)
+    # gcc widens a 64-bit partial per lane, 4 lanes per 256-bit add; numba: LLVM's
+    # vectorized reduction likewise, numba_codegen.base_fold)
     narrow_partials: bool = False
     # fold_in_split (BaseFold.in_split): a folded base case of sums evaluated in the
     # split's pass over every thread, masked by the is-base test: no copies of the base
-    # threads, no base loop (C)
+    # threads, no base loop (C; numba: in the is-base pass, numba_codegen.split_fold)
     fold_in_split: bool = False
     # wide_flags (KernelPlan.wide_flags): a spawn loop's lane flags as 32-bit ints where
     # its lane body calls a library function (C: gcc's vectorization factor)
@@ -172,7 +173,8 @@ TARGETS = {
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True,
                     leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True,
-                    narrow_state=True, leaf_level=True, site_leaves=True),
+                    narrow_state=True, leaf_level=True, site_leaves=True,
+                    narrow_partials=True, fold_in_split=True),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
