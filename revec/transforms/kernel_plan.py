@@ -1284,7 +1284,7 @@ def const_leaves_decision(program: ir.Program, step: LaneSpawns, off: frozenset[
     a buffered lane loop leaves out, each added once per block as the constant times the
     inlined leaves of its child block, which the steps count anyway (not a per-lane
     partial updated in every lane of every step), and the line ``--plan`` prints.
-    Measured on numba, binomial reexp (C(30, 13)) at B = 2^16: see docs/backends.md."""
+    Measured on numba (binomial reexp, C(30, 13)): docs/backends.md, "Lane buffers"."""
     if not tg.lane_passes or not step.leaves:
         return (), ""
     if step.site_leaves is not None:
