@@ -317,6 +317,15 @@ class LaneSpawnsEmitter:
         partials; then the step's compaction as in :meth:`emit`."""
         gen = self.gen
         step = self.step
+        if step.const_leaves:  # (const_leaves) their reductions out of the lane loop
+            counted = {c.op for c in step.const_leaves}
+            kept = lanes.LaneBody(tuple(op for n, op in enumerate(step.body.ops)
+                                        if n not in counted), step.body.sites)
+            inner = LaneSpawnsEmitter(gen, dataclasses.replace(step, body=kept,
+                                                               const_leaves=()))
+            L = inner.emit_buffered()
+            at_ = L.index("    j0 = jend  # the rest thread by thread")
+            return L[:at_] + self.const_sums() + L[at_:]
         parts = self.lane_partials()
         run = self.flush_run(parts)
         L = ["    # inductive case, 32 threads per step (the plan's lane-spawns step): per",
@@ -371,6 +380,16 @@ class LaneSpawnsEmitter:
             if parts:
                 L += self.merge_partials(parts, "    ")
         return L + self.counters_back()
+
+    def const_sums(self) -> list[str]:
+        """const_leaves: each constant sum of inlined leaves, once per block: the constant
+        times the inlined leaves its child block counted in the steps (``lf<k>``)."""
+        L = []
+        for c in self.step.const_leaves:
+            rt = np_type(ir.Ty(self.gen.program.reducers[c.reducer].dtype), "")  # type: ignore[attr-defined]
+            L.append(f"    acc_{c.reducer} = {rt}(acc_{c.reducer} + {rt}({c.value}) * "
+                     f"{rt}(lf{c.block}))  # its constant, once per inlined leaf")
+        return L
 
     def emit(self) -> list[str]:
         gen = self.gen

@@ -41,6 +41,7 @@ from revec.transforms.blocking import (
     written_arrays,
 )
 from revec.transforms.lanes import (
+    Fold,
     LaneBody,
     LeafInline,
     MakeSpawn,
@@ -161,6 +162,12 @@ class Target:
     # active-list columns where the loop's bounds fit (numba: LLVM vectorizes by the
     # widest type loaded or stored, int64 state made the uts lane loop 4 lanes wide)
     narrow_state: bool = False
+    # const_leaves (LaneSpawns.const_leaves): with lane buffers, an integer sum of a
+    # constant by every inlined leaf of a spawn site every lane makes, alone in its child
+    # block (binomial's reduce(count, 1)): not a per-lane partial in the lane loop but
+    # the constant times the leaves the step counts anyway, once per block (numba; C's
+    # fused pass does the same)
+    const_leaves: bool = False
 
 
 TARGETS = {
@@ -174,7 +181,7 @@ TARGETS = {
                     state_in_place=True, lane_passes=True,
                     leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True,
                     narrow_state=True, leaf_level=True, site_leaves=True,
-                    narrow_partials=True, fold_in_split=True),
+                    narrow_partials=True, fold_in_split=True, const_leaves=True),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
@@ -187,7 +194,7 @@ TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged
               "lane_buffers", "leaf_level", "site_leaves", "narrow_partials",
               "fold_in_split", "wide_flags", "sched_pressure",
               "block_in_place", "narrow_state",
-              "leaf_two_levels")
+              "leaf_two_levels", "const_leaves")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -662,6 +669,20 @@ class SiteLeaves:
 
 
 @dataclass(frozen=True)
+class ConstLeaf:
+    """const_leaves: the reduction at ``op`` (its position in the lane body's operations)
+    adds the constant ``value`` to the integer sum ``reducer`` for each inlined leaf of
+    spawn site ``site``, which every lane makes and which alone fills child block
+    ``block``: its sum is ``value`` times that block's inlined leaves."""
+
+    op: int
+    reducer: str
+    value: int
+    site: int
+    block: int
+
+
+@dataclass(frozen=True)
 class LaneSpawns(Step):
     """The inductive case ``lanes`` threads at a time as if-converted lane code: each
     spawn site records per lane whether it spawned, its spawn index and arguments; then
@@ -702,6 +723,10 @@ class LaneSpawns(Step):
     # child blocks would run blocked too (each holds R threads or more), every inductive
     # child runs in its parent's lane as well; K * K grandchild blocks
     two_levels: bool = False
+    # technique const_leaves (needs buffers): the reductions of a constant by the
+    # inlined leaves of an every-lane site alone in its child block, each summed once per
+    # block as the constant times that child block's inlined leaves (not in the lane loop)
+    const_leaves: tuple[ConstLeaf, ...] = ()
 
     def pass_loops(self) -> tuple[tuple[LanePass, ...], ...]:
         """The passes grouped into loops: one store per loop (LLVM vectorizes such a
@@ -756,6 +781,9 @@ class LaneSpawns(Step):
                        f"{', '.join(p.name for p in self.passes) or '-'}; integer "
                        "reductions into per-lane partials (narrow values in 32-bit lanes), "
                        "merged once")
+            out += [f"reduce({c.reducer}, {c.value}) by each inlined leaf of site "
+                    f"#{c.site}: once per block, {c.value} x child block {c.block}'s "
+                    "inlined leaves (const_leaves)" for c in self.const_leaves]
             out += [f"fill {f.name} = {show_expr(f.value)}" for f in self.fills]
         elif self.passes or self.fills:
             loops = "; ".join(", ".join(p.name for p in g) for g in self.pass_loops())
@@ -919,6 +947,8 @@ class KernelPlan:
     narrow_state_note: str = ""
     # technique leaf_two_levels (LaneSpawns.two_levels): the line ``--plan`` prints
     leaf_two_levels_note: str = ""
+    # technique const_leaves (LaneSpawns.const_leaves): the line ``--plan`` prints
+    const_leaves_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -986,6 +1016,8 @@ class KernelPlan:
             L.append(f"blocks in place (block_in_place): {self.block_in_place_note}")
         if self.narrow_state_note and not self.narrow_state_note.startswith("not applied"):
             L.append(f"32-bit loop counter (narrow_state): {self.narrow_state_note}")
+        if self.const_leaves_note and not self.const_leaves_note.startswith("not applied"):
+            L.append(f"constant leaf sums (const_leaves): {self.const_leaves_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -1097,6 +1129,7 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     site_note = ""  # (shown for lane spawns only)
     two_note = ""  # (shown for lane spawns only)
     buffers_note = ""  # (shown for lane spawns only)
+    const_note = ""  # (lane spawns only)
     if straight_spawns(inductive) and (leaf is None or tests is not None):
         level = None if tests is None else LeafLevel(
             tests, fold_decision(program, bp, off, tg, None)[0])
@@ -1133,6 +1166,11 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
             ls = steps[-1]
             assert isinstance(ls, LaneSpawns)
             steps[-1] = dataclasses.replace(ls, two_levels=True)
+        ls = steps[-1]
+        assert isinstance(ls, LaneSpawns)
+        consts, const_note = const_leaves_decision(program, ls, off, on, tg)
+        if consts:
+            steps[-1] = dataclasses.replace(ls, const_leaves=consts)
         slack = 0 if fused else LANES  # (fused: the last partial step stores exactly)
     elif (shape := spawn_loop(inductive, if_convertible)) is not None:
         state = tuple(Column(nm, ty)
@@ -1206,7 +1244,65 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                       wide_flags=wide, wide_flags_note=wide_note, sched_pressure=sched,
                       sched_pressure_note=sched_note,
                       block_in_place_note=prepass_note, narrow_state=narrow_st,
-                      narrow_state_note=narrow_st_note, leaf_two_levels_note=two_note)
+                      narrow_state_note=narrow_st_note, leaf_two_levels_note=two_note,
+                      const_leaves_note=const_note)
+
+
+def const_leaf_candidates(program: ir.Program, step: LaneSpawns
+                          ) -> tuple[ConstLeaf, ...]:
+    """The reductions of a lane-spawns step that const_leaves sums once per block: an
+    integer sum (no bound) of an integer constant of the reducer's type, directly in the
+    base case of an inlined leaf of a spawn site every lane makes (not conditional) and
+    that alone fills its child block (its spawn index is always that block's)."""
+    ops = step.body.ops
+    single: dict[int, int] = {}  # site -> the child block it alone fills
+    for k in step.child_blocks:
+        fill = [st for st in step.sites if k in st.kset]
+        if len(fill) == 1 and fill[0].kset == frozenset({k}) and not fill[0].conditional:
+            single[fill[0].index] = k
+    leaf_site = {op.leaf: op.site.index for op in ops
+                 if isinstance(op, MakeSpawn) and op.leaf is not None
+                 and op.site.index in single}
+    out = []
+    for n, op in enumerate(ops):
+        if not (isinstance(op, Fold) and op.guard in leaf_site):
+            continue
+        decl = program.reducers[op.stmt.reducer]
+        v = op.stmt.value
+        c = v.operand if isinstance(v, ir.Cast) else v
+        if decl.op == "sum" and decl.dtype.kind in "iu" and not decl.bound \
+                and isinstance(c, ir.Const) and isinstance(c.value, int | np.integer) \
+                and not isinstance(c.value, bool | np.bool_) and v.ty.dtype == decl.dtype \
+                and (decl.dtype.kind == "i" or c.value >= 0):
+            site = leaf_site[op.guard]
+            out.append(ConstLeaf(n, op.stmt.reducer, int(c.value), site, single[site]))
+    return tuple(out)
+
+
+def const_leaves_decision(program: ir.Program, step: LaneSpawns, off: frozenset[str],
+                          on: frozenset[str], tg: Target) -> tuple[tuple[ConstLeaf, ...], str]:
+    """const_leaves: the constant sums of inlined leaves (:func:`const_leaf_candidates`)
+    a buffered lane loop leaves out, each added once per block as the constant times the
+    inlined leaves of its child block, which the steps count anyway (not a per-lane
+    partial updated in every lane of every step), and the line ``--plan`` prints.
+    Measured on numba (binomial reexp, C(30, 13)): docs/backends.md, "Lane buffers"."""
+    if not tg.lane_passes or not step.leaves:
+        return (), ""
+    if step.site_leaves is not None:
+        return (), "not applied: leaf inlining through the site blocks"
+    cands = const_leaf_candidates(program, step)
+    if not cands:
+        return (), ("not applied: no inlined leaf of an every-lane site alone in its child "
+                    "block sums a constant into an integer reducer")
+    if not step.buffers:
+        return (), "not applied: the lane passes run without lane buffers (lane_buffers)"
+    if "const_leaves" in off:
+        return (), f"switched off ({PLAN_OFF_ENV}=const_leaves); it would apply"
+    if not tg.const_leaves and "const_leaves" not in on:
+        return (), f"off by default on the {tg.name} back end; it would apply"
+    what = ", ".join(f"{c.reducer} += {c.value} per leaf of site #{c.site}" for c in cands)
+    return cands, (f"on: {what}: once per block, the constant times the child block's "
+                   "inlined leaves the lane steps count (no per-lane partial)")
 
 
 def two_levels_decision(program: ir.Program, bp: BlockProgram, body: LaneBody,
