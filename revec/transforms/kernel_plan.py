@@ -172,7 +172,8 @@ TARGETS = {
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True,
                     leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True,
-                    narrow_state=True, leaf_level=True, site_leaves=True),
+                    narrow_state=True, leaf_level=True, site_leaves=True,
+                    block_in_place=True),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
@@ -1186,8 +1187,11 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                 and not by_index_reads else "always" if dynamic or by_index_reads else "bfs")
         split_step = steps[at]
         assert isinstance(split_step, Split)
+        # (numba: the pass is the split's own mask pass, its masks stored, ORed and ANDed
+        # as it goes: a mixed block is compacted on them)
         steps[at] = dataclasses.replace(split_step, inductive_copy=copy, prepass=prepass,
-                                        prepass_store=not ir.speculable(bp.is_base))
+                                        prepass_store=tg.name == "numba"
+                                        or not ir.speculable(bp.is_base))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
     wide, wide_note = wide_flags_decision(steps, cols, t.locals, off, tg)
