@@ -176,7 +176,7 @@ def test_identical_on_and_off_stored(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # numba: the pass is the split's mask pass (masks stored, ORed and ANDed); all base / all
 # inductive blocks read in place through ptr_add, bfs reads a copy (copy_n)
-NUMBA_MARK = "pall = uint8(pall & _isb)"
+NUMBA_MARK = "pall = pall & _isb"
 
 
 def test_numba_statistics(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -72,19 +72,19 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     # compaction), a mixed one is split on the stored masks: a stream
     # compaction into its base and its inductive threads, 32 per vector step
     mb = column_ptr(cols, 3, uint8)
-    pany = uint8(0)
-    pall = uint8(1)
+    pany = False
+    pall = True
     for t in range(n):
         i = off + t
         v_n = ld(c_n, i)
-        _isb = uint8((v_n < int8(2)))
+        _isb = (v_n < int8(2))
         st(mb, t, _isb)
-        pany = uint8(pany | _isb)
-        pall = uint8(pall & _isb)
-    if n > 0 and pall != 0:  # all base: the base case reads the block in place
+        pany = pany | _isb
+        pall = pall & _isb
+    if n > 0 and pall:  # all base: the base case reads the block in place
         nb = n
         b_n = ptr_add(c_n, off)
-    elif pany == 0:  # all inductive (or none): read in place
+    elif not pany:  # all inductive (or none): read in place
         nb = 0
         if out_base < off + n:  # bfs: the children overwrite the block: read a copy
             copy_n(q_n, ptr_add(c_n, off), n)
