@@ -154,7 +154,8 @@ class Target:
     # test (its masks stored, ORed and ANDed, 32 threads per step) so a block whose threads
     # all agree -- all inductive or all base, as in parentheses, where is-base holds
     # exactly at one depth -- is read in place instead of split into copies; a mixed
-    # block is split on the masks the pass stored (C; docs/backends.md)
+    # block is split on the masks the pass stored (C; numba: the split's own mask pass
+    # ORs and ANDs the test as it stores the masks; docs/backends.md)
     block_in_place: bool = False
     # narrow_state (KernelPlan.narrow_state): a spawn loop's counter and bound as 32-bit
     # active-list columns where the loop's bounds fit (numba: LLVM vectorizes by the
