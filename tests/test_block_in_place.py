@@ -1,9 +1,10 @@
 """Blocks in place (technique ``block_in_place``, revec/transforms/kernel_plan.py
-``prepass_decision``; on by default on the C back end, REVEC_PLAN_OFF=block_in_place
-off): before a vector split, one pass over the is-base test (32 threads per step, the
-masks stored); a block whose threads all agree is read in place instead of split into
-copies, a mixed block is split on the stored masks.  Results and every statistic are
-the same on and off.
+``prepass_decision``; on by default on the C and numba back ends,
+REVEC_PLAN_OFF=block_in_place off): before a vector split, one pass over the is-base test
+(32 threads per step, the masks stored); a block whose threads all agree is read in place
+instead of split into copies, a mixed block is split on the stored masks (numba: the
+split's own mask pass, its bytes ORed and ANDed).  Results and every statistic are the
+same on and off.
 
 Also the grouped compaction steps (c_codegen.group_steps): consecutive steps of several
 columns under one mask share the mask's control, one per width (AVX2: one pshufb control
@@ -20,7 +21,7 @@ import pytest
 from revec import api
 from revec.backends.c_codegen import group_steps
 from revec.transforms import kernel_plan as kp
-from revec.transforms.schedule import Schedule
+from revec.transforms.schedule import Schedule, trace
 from tests.test_leaf_inlining import STATS, per_level
 from tests.test_schedule_policy import task_tree
 
@@ -57,8 +58,19 @@ def test_decision() -> None:
         in folded.render()
     off = kp.build_plan(par, "parentheses", off=frozenset({"block_in_place"}))
     assert not _split(off).prepass and "block_in_place): switched off" in off.render()
+    # numba: the split's mask pass stores its masks whatever the test (ORed and ANDed)
     numba = kp.build_plan(par, "parentheses", target="numba", off=NONE)
-    assert not _split(numba).prepass and "not on the numba back end" in numba.render()
+    assert _split(numba).prepass and _split(numba).prepass_store
+    assert _split(numba).inductive_copy == "bfs"
+    assert "first: the mask, 32 threads per step, stored" in numba.render()
+    assert "blocks in place (block_in_place): on:" in numba.render()
+    nb_off = kp.build_plan(par, "parentheses", target="numba",
+                           off=frozenset({"block_in_place"}))
+    assert not _split(nb_off).prepass and "block_in_place): switched off" in nb_off.render()
+    nb_mm = kp.build_plan(mm_prog, "minmax", target="numba", off=NONE)
+    assert not _split(nb_mm).prepass or not any(
+        isinstance(st, kp.BaseCase) and st.fold is not None and st.fold.in_split
+        for st in nb_mm.steps), "block_in_place where the base case is folded in the split"
     # a scalar split keeps arena indices for a side reading three or more columns
     nq = api.get_program(ROOT / "benchmarks" / "nqueens_board.py")
     assert not _split(kp.build_plan(nq, "nqueens_board", "scalar", off=NONE)).prepass
@@ -101,25 +113,26 @@ def test_group_steps() -> None:
 
 
 def built_pair(monkeypatch: pytest.MonkeyPatch, program: Any, task: str,
-               extra_off: str = "", marker: str = "") -> dict[str, Any]:
+               extra_off: str = "", marker: str = "", backend: str = "c") -> dict[str, Any]:
     """The compiled task as is ("") and with block_in_place switched off."""
     built = {}
     for off in ("", "block_in_place"):
         monkeypatch.setenv(kp.PLAN_OFF_ENV, ",".join(x for x in (off, extra_off) if x))
         monkeypatch.setenv(kp.PLAN_ON_ENV, "")
-        built[off] = api.compiled_task(program, task, "c")
+        built[off] = api.compiled_task(program, task, backend)
     assert "block_in_place: the is-base" in built[""].source and marker in built[""].source
     assert "block_in_place" not in built["block_in_place"].source
     return built
 
 
 def check_identical(monkeypatch: pytest.MonkeyPatch, path: Path, task: str,
-                    args: tuple[Any, ...], extra_off: str = "", marker: str = "") -> None:
+                    args: tuple[Any, ...], extra_off: str = "", marker: str = "",
+                    backend: str = "c") -> None:
     kids = task_tree(path, task, args)
     want_reducers = api.run_program(path, task, args, variant="seq").reducers
     program = api.get_program(path)
     rargs = api.root_args(program, task, args)
-    built = built_pair(monkeypatch, program, task, extra_off, marker)
+    built = built_pair(monkeypatch, program, task, extra_off, marker, backend)
     want_tasks, _ = per_level(kids)
     for strategy, b, r, p in SCHEDULES:
         sched = Schedule.make(strategy, b, r, p)
@@ -159,3 +172,57 @@ def test_identical_on_and_off_stored(monkeypatch: pytest.MonkeyPatch) -> None:
     # (with fold_in_split off: folded in the split, it does not apply)
     check_identical(monkeypatch, ROOT / "benchmarks" / "minmax.py", "minmax",
                     (0x0163, 0x0A08, False), "fold_in_split", marker="pm[(uint64_t)t / 32]")
+
+
+# numba: the pass is the split's mask pass (masks stored, ORed and ANDed); all base / all
+# inductive blocks read in place through ptr_add, bfs reads a copy (copy_n)
+NUMBA_MARK = "pall = pall & _isb"
+
+
+def test_numba_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
+    # parentheses: every block all base (depth 2n) or all inductive; bfs reads a copy.
+    # One numba build (default suite: a numba compile is seconds), its answer and every
+    # statistic those of the schedule itself (revec.transforms.schedule.trace), as with
+    # block_in_place off (test_identical_on_and_off_parentheses_numba, -m slow)
+    path = ROOT / "benchmarks" / "parentheses.py"
+    kids = task_tree(path, "parentheses", (6,))
+    want_reducers = api.run_program(path, "parentheses", (6,), variant="seq").reducers
+    program = api.get_program(path)
+    rargs = api.root_args(program, "parentheses", (6,))
+    monkeypatch.setenv(kp.PLAN_OFF_ENV, "")
+    monkeypatch.setenv(kp.PLAN_ON_ENV, "")
+    ct = api.compiled_task(program, "parentheses", "numba")
+    assert "block_in_place: the is-base" in ct.source and NUMBA_MARK in ct.source
+    assert "q_opened = ptr_add(c_opened, off)" in ct.source  # read in place
+    assert "copy_n(q_opened, ptr_add(c_opened, off), n)" in ct.source  # bfs: a copy
+    for strategy, b, r, p in SCHEDULES:
+        sched = Schedule.make(strategy, b, r, p)
+        want = trace(sched, kids).statistics()
+        for w in (1, 2):
+            reducers, stats = ct.run(rargs, sched, workers=w)
+            assert reducers == want_reducers, (sched, w)
+            if w == 1:
+                assert {k: getattr(stats, k) for k in STATS} == want, sched
+            else:  # two workers: the same answer and tree
+                assert stats.tasks_per_level == want["tasks_per_level"], (sched, w)
+
+
+@pytest.mark.slow
+def test_identical_on_and_off_parentheses_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    check_identical(monkeypatch, ROOT / "benchmarks" / "parentheses.py", "parentheses", (6,),
+                    marker=NUMBA_MARK, backend="numba")
+
+
+@pytest.mark.slow
+def test_identical_on_and_off_mixed_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    # fib without leaf inlining: blocks of base and inductive threads mixed
+    check_identical(monkeypatch, ROOT / "benchmarks" / "fib.py", "fib", (14,), "leaf_inline",
+                    marker=NUMBA_MARK, backend="numba")
+
+
+@pytest.mark.slow
+def test_identical_on_and_off_stored_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    # minmax (a helper in the is-base test; its base case not folded in the split)
+    check_identical(monkeypatch, ROOT / "benchmarks" / "minmax.py", "minmax",
+                    (0x0163, 0x0A08, False), "fold_in_split", marker=NUMBA_MARK,
+                    backend="numba")

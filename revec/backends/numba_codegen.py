@@ -811,6 +811,8 @@ class NumbaModuleGen:
         moved columns (:meth:`compact_calls`: 32 threads per vector step, the rest thread
         by thread)."""
         assert step.lanes == LANES, "compact_cols steps 32 threads at a time"
+        if step.prepass:
+            return self.split_in_place(step)
         mc = self.mask_column()
         L = ["    # is-base test over all threads (one vectorizable pass into mask bytes), then",
              "    # a stream compaction of the block into its base and its inductive threads",
@@ -886,6 +888,69 @@ class NumbaModuleGen:
         for p in fold.partials:
             rt = np_type(ir.Ty(self.program.reducers[p.reducer].dtype), "")
             L.append(f"    acc_{p.reducer} = {rt}(acc_{p.reducer} + {rt}(_fp_{p.reducer}))")
+        return L
+
+    def split_in_place(self, step: kp.Split) -> list[str]:
+        """block_in_place (Split.prepass): the split's is-base pass over all threads into
+        mask bytes also ORs and ANDs the test (``pany``, ``pall``: booleans, which LLVM
+        reduces in <64 x i1> vectors with the pass.  Other forms measured slower:
+        ``uint8(a | b)`` byte casts left binomial's pass scalar, 5x slower; int
+        accumulators widen it to 8 lanes of i64; a second pass over the stored bytes, 32
+        at a time, cost parentheses what the technique saved).  A block
+        whose threads all agree is read in place, no compaction: all base,
+        ``b_<col>`` points into the block (``ptr_add``); all inductive (or no thread),
+        ``q_<col>`` does, or a copy (``copy_n``) where Split.inductive_copy says (bfs:
+        ``out_base < off + n``, the children overwrite the block; always: the kernel may
+        move its columns).  A mixed block is compacted on the stored masks (the test
+        evaluated once per thread either way; the C kernels' pass keeps no masks for a
+        cheap test and evaluates it again in a mixed block's split)."""
+        mc = self.mask_column()
+        L = ["    # block_in_place: the is-base test over all threads into mask bytes, ORed",
+             "    # and ANDed; a block whose threads all agree is read in place (no",
+             "    # compaction), a mixed one is split on the stored masks: a stream",
+             "    # compaction into its base and its inductive threads, 32 per vector step",
+             f"    mb = {column(mc)}",
+             "    pany = False",
+             "    pall = True",
+             "    for t in range(n):"]
+        if step.reads:
+            L.append("        i = off + t")
+            L += [f"        {var(c.name)} = {ld(col(c.name), 'i')}" for c in step.reads]
+        L += [f"        _isb = {self.expr(step.mask)}",
+              f"        {st('mb', 't', '_isb')}",
+              "        pany = pany | _isb",
+              "        pall = pall & _isb"]
+        base = [c.name for c in step.base.columns]
+        ind = [c.name for c in step.inductive.columns]
+        ty = {p.name: p.ty for p in self.bp.fields}
+        L += ["    if n > 0 and pall:  # all base: the base case reads the block in place",
+              "        nb = n"]
+        L += [f"        b_{c} = ptr_add({col(c)}, off)" for c in base]
+        L += ["    elif not pany:  # all inductive (or none): read in place",
+              "        nb = 0"]
+        copy = [f"copy_n(q_{c}, ptr_add({col(c)}, off), n)" for c in ind]
+        here = [f"q_{c} = ptr_add({col(c)}, off)" for c in ind]
+        how = step.inductive_copy
+        assert how != "never" or not self.loop_reads, "the plan copies for these"
+        if not ind:
+            L.append("        pass")
+        elif how == "bfs":
+            L += ["        if out_base < off + n:  # bfs: the children overwrite the block: "
+                  "read a copy"]
+            L += [f"            {x}" for x in copy]
+            L.append("        else:")
+            L += [f"            {x}" for x in here]
+        elif how == "never":  # read before any child is written
+            L += [f"        {x}" for x in here]
+        else:  # the kernel may grow (move) the columns while it spawns: read a copy
+            L += [f"        {x}" for x in copy]
+        L.append("    else:  # mixed: the split")
+        moves: dict[str, list[tuple[str, str, int]]] = {"b_": [], "q_": []}
+        for side, what, d in self.split_moves():
+            assert what, "block_in_place: the sides keep copies (vector split mode)"
+            moves[side].append((col(what), d, 8 * ty[what].dtype.itemsize))
+        L += self.compact_calls("nb", "off", "n", moves["b_"], moves["q_"], "        ")
+        L.append("    ni = n - nb")
         return L
 
     def kernel_end(self) -> list[str]:

@@ -156,7 +156,8 @@ class Target:
     # test (its masks stored, ORed and ANDed, 32 threads per step) so a block whose threads
     # all agree -- all inductive or all base, as in parentheses, where is-base holds
     # exactly at one depth -- is read in place instead of split into copies; a mixed
-    # block is split on the masks the pass stored (C; docs/backends.md)
+    # block is split on the masks the pass stored (C; numba: the split's own mask pass
+    # ORs and ANDs the test as it stores the masks; docs/backends.md)
     block_in_place: bool = False
     # narrow_state (KernelPlan.narrow_state): a spawn loop's counter and bound as 32-bit
     # active-list columns where the loop's bounds fit (numba: LLVM vectorizes by the
@@ -181,7 +182,8 @@ TARGETS = {
                     state_in_place=True, lane_passes=True,
                     leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True,
                     narrow_state=True, leaf_level=True, site_leaves=True,
-                    narrow_partials=True, fold_in_split=True, const_leaves=True),
+                    narrow_partials=True, fold_in_split=True, const_leaves=True,
+                    block_in_place=True),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
@@ -1226,8 +1228,11 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                 and not by_index_reads else "always" if dynamic or by_index_reads else "bfs")
         split_step = steps[at]
         assert isinstance(split_step, Split)
+        # (numba: the pass is the split's own mask pass, its masks stored, ORed and ANDed
+        # as it goes: a mixed block is compacted on them)
         steps[at] = dataclasses.replace(split_step, inductive_copy=copy, prepass=prepass,
-                                        prepass_store=not ir.speculable(bp.is_base))
+                                        prepass_store=tg.name == "numba"
+                                        or not ir.speculable(bp.is_base))
     steps.append(StoreReducers(sid("store"), tuple(r.name for r in bp.reducers)))
     staged, staged_note = staged_decision(steps, cols, off, tg)
     wide, wide_note = wide_flags_decision(steps, cols, t.locals, off, tg)

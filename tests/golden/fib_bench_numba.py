@@ -67,15 +67,31 @@ def kernel(cols, consts, accs, ints, off, n, out_base):
     q_n = column_ptr(cols, 2, int8)
     kused = 2
     j0 = 0
-    # is-base test over all threads (one vectorizable pass into mask bytes), then
-    # a stream compaction of the block into its base and its inductive threads
-    # (both dense), 32 threads per vector step
+    # block_in_place: the is-base test over all threads into mask bytes, ORed
+    # and ANDed; a block whose threads all agree is read in place (no
+    # compaction), a mixed one is split on the stored masks: a stream
+    # compaction into its base and its inductive threads, 32 per vector step
     mb = column_ptr(cols, 3, uint8)
+    pany = False
+    pall = True
     for t in range(n):
         i = off + t
         v_n = ld(c_n, i)
-        st(mb, t, (v_n < int8(2)))
-    nb = compact_cols_avx512(mb, off, n, ((c_n, b_n),), ((c_n, q_n),))
+        _isb = (v_n < int8(2))
+        st(mb, t, _isb)
+        pany = pany | _isb
+        pall = pall & _isb
+    if n > 0 and pall:  # all base: the base case reads the block in place
+        nb = n
+        b_n = ptr_add(c_n, off)
+    elif not pany:  # all inductive (or none): read in place
+        nb = 0
+        if out_base < off + n:  # bfs: the children overwrite the block: read a copy
+            copy_n(q_n, ptr_add(c_n, off), n)
+        else:
+            q_n = ptr_add(c_n, off)
+    else:  # mixed: the split
+        nb = compact_cols_avx512(mb, off, n, ((c_n, b_n),), ((c_n, q_n),))
     ni = n - nb
     # base case over the base threads
     for j in range(nb):
