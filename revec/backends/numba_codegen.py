@@ -582,6 +582,11 @@ class NumbaModuleGen:
         bp = self.bp
         L: list[str] = []
         w = L.append
+        if isinstance(step, kp.StraightSpawns) and step.column_loops:
+            L += self.column_loops(step)
+            if step.leaf_level is not None:
+                return self.leaf_level(step, step.leaf_level, L)
+            return L
         w("    # inductive case: the thread's k-th spawn goes to child block k")
         if self.local_counts:
             w("    _kc0 = kcnt[0]")
@@ -598,6 +603,37 @@ class NumbaModuleGen:
             w("    kcnt[1] = _kc1")
         if isinstance(step, kp.StraightSpawns) and step.leaf_level is not None:
             return self.leaf_level(step, step.leaf_level, L)
+        return L
+
+    def column_loops(self, step: kp.StraightSpawns) -> list[str]:
+        """column_loops (:attr:`kp.StraightSpawns.column_loops`): the straight inductive
+        case as one loop per frame column, each storing that column of every spawn of
+        the thread (the body is its spawns alone, so running it once per column repeats
+        no effect; loads and values another column needs are dead code there).  Each
+        child block's part of the column through a pointer taken before the loop."""
+        bp = self.bp
+        L = ["    # inductive case (column_loops): one loop per frame column, storing that",
+             "    # column of each spawn k to child block k, slot j"]
+        nsp = bp.max_spawns or 0
+        for c, p in enumerate(bp.columns):
+            for k in range(nsp):
+                base = f"out_base + {k} * ns" if k else "out_base"
+                L.append(f"    _o{k}_{p.name} = ptr_add({col(p.name)}, {base})")
+            L.append("    for j in range(j0, ni):")
+            seen = [0]
+
+            def spawn(s: ir.Spawn, ind: str, c: int = c, name: str = p.name,
+                      seen: list[int] = seen) -> list[str]:
+                vals = [self.expr(a) for a, q in zip(s.args, bp.fields)
+                        if q.name not in bp.invariant]
+                k = seen[0]
+                seen[0] += 1
+                return [f"{ind}{st(f'_o{k}_{name}', 'j', vals[c])}"]
+
+            L += self.thread_body(bp.inductive, step.reads, "        ", src="q_", spawn=spawn)
+        self.next_static += nsp
+        L.append(f"    for k in range({nsp}):  # every inductive thread spawned each")
+        L.append("        kcnt[k] = ni")
         return L
 
     def leaf_level(self, step: kp.StraightSpawns, level: kp.LeafLevel,

@@ -160,6 +160,12 @@ class Target:
     # active-list columns where the loop's bounds fit (numba: LLVM vectorizes by the
     # widest type loaded or stored, int64 state made the uts lane loop 4 lanes wide)
     narrow_state: bool = False
+    # column_loops (StraightSpawns.column_loops): a straight inductive case whose body is
+    # its spawns alone written as one loop per frame column (that column of every spawn),
+    # not one loop storing every column of every spawn (numba: LLVM vectorizes each with
+    # a runtime overlap check of two or three pointers instead of one over six stores and
+    # two loads per block, and a uniform column becomes a fill)
+    column_loops: bool = False
 
 
 TARGETS = {
@@ -172,7 +178,8 @@ TARGETS = {
     "numba": Target("numba", loop_lanes=False, narrow_sum=False, counts_in_locals=True,
                     state_in_place=True, lane_passes=True,
                     leaf_inline=True, uniform_base=True, base_fold=True, lane_buffers=True,
-                    narrow_state=True, leaf_level=True, site_leaves=True),
+                    narrow_state=True, leaf_level=True, site_leaves=True,
+                    column_loops=True),
 }
 
 # Plan techniques a user may switch off (``REVEC_PLAN_OFF=leaf_inline``, a comma list)
@@ -185,7 +192,7 @@ TECHNIQUES = ("leaf_inline", "uniform_base", "base_fold", "site_blocks", "staged
               "lane_buffers", "leaf_level", "site_leaves", "narrow_partials",
               "fold_in_split", "wide_flags", "sched_pressure",
               "block_in_place", "narrow_state",
-              "leaf_two_levels")
+              "leaf_two_levels", "column_loops")
 
 
 def plan_off(spec: str | None = None, env: str = PLAN_OFF_ENV) -> frozenset[str]:
@@ -584,13 +591,16 @@ class StraightSpawns(Step):
     reads: tuple[Column, ...]
     spawns: int
     leaf_level: LeafLevel | None = None  # the whole child level inlined where all leaves
+    # column_loops: one loop per frame column (that column of every spawn), see Target
+    column_loops: bool = False
 
     def detail(self) -> list[str]:
         out = [f"reads {_names(self.reads)}"]
         if self.leaf_level is not None:
             out += self.leaf_level.render()
         return out + [f"{self.spawns} spawns per thread into fixed slots (child block k, "
-                      "slot j)"]
+                      "slot j)" + (", one loop per column (column_loops)"
+                                   if self.column_loops else "")]
 
 
 @dataclass(frozen=True)
@@ -917,6 +927,8 @@ class KernelPlan:
     narrow_state_note: str = ""
     # technique leaf_two_levels (LaneSpawns.two_levels): the line ``--plan`` prints
     leaf_two_levels_note: str = ""
+    # technique column_loops (StraightSpawns.column_loops): the line ``--plan`` prints
+    column_loops_note: str = ""
 
     @property
     def step_ids(self) -> tuple[str, ...]:
@@ -984,6 +996,8 @@ class KernelPlan:
             L.append(f"blocks in place (block_in_place): {self.block_in_place_note}")
         if self.narrow_state_note and not self.narrow_state_note.startswith("not applied"):
             L.append(f"32-bit loop counter (narrow_state): {self.narrow_state_note}")
+        if self.column_loops_note and not self.column_loops_note.startswith("not applied"):
+            L.append(f"one loop per column (column_loops): {self.column_loops_note}")
         L.append("steps:")
         for s in self.steps:
             L.append(f"  {s.id} {s.kind}")
@@ -1094,12 +1108,14 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
     slack = 0
     site_note = ""  # (shown for lane spawns only)
     two_note = ""  # (shown for lane spawns only)
+    col_note = ""  # (shown for straight spawns only)
     buffers_note = ""  # (shown for lane spawns only)
     if straight_spawns(inductive) and (leaf is None or tests is not None):
         level = None if tests is None else LeafLevel(
             tests, fold_decision(program, bp, off, tg, None)[0])
+        by_col, col_note = column_loops_decision(bp, ind_side, off, tg)
         steps.append(StraightSpawns(sid("straight"), bp.inductive, ind_side.columns,
-                                    bp.max_spawns or 0, level))
+                                    bp.max_spawns or 0, level, by_col))
     elif not dynamic and if_convertible(inductive):
         body = lanes(inductive, leaf)
         sites = body.sites
@@ -1204,7 +1220,8 @@ def build_plan(program: ir.Program, task: str, split_mode: str = "vector",
                       wide_flags=wide, wide_flags_note=wide_note, sched_pressure=sched,
                       sched_pressure_note=sched_note,
                       block_in_place_note=prepass_note, narrow_state=narrow_st,
-                      narrow_state_note=narrow_st_note, leaf_two_levels_note=two_note)
+                      narrow_state_note=narrow_st_note, leaf_two_levels_note=two_note,
+                      column_loops_note=col_note)
 
 
 def two_levels_decision(program: ir.Program, bp: BlockProgram, body: LaneBody,
@@ -2269,3 +2286,26 @@ def narrow_sum(program: ir.Program, bp: BlockProgram, base: Side) -> NarrowSum |
             or base.keep != "copy" or name not in {c.name for c in base.columns}:
         return None  # (a level-uniform field has no base column)
     return NarrowSum(name, r)
+
+
+def column_loops_decision(bp: BlockProgram, side: Side, off: frozenset[str], tg: Target
+                          ) -> tuple[bool, str]:
+    """column_loops: whether a straight inductive case runs as one loop per frame column
+    (each storing that column of every spawn), and the line ``--plan`` prints.  Only a
+    body of spawns alone (no reducer, store or local a loop per column would run more than
+    once) whose threads are read from dense copies or in place (not through arena
+    indices: a later column's loop would read a column an earlier loop wrote)."""
+    stmts = bp.inductive
+    while stmts and isinstance(stmts[-1], ir.Return):
+        stmts = stmts[:-1]
+    if not stmts or not all(isinstance(s, ir.Spawn) for s in stmts):
+        return False, "not applied: the inductive case is not its spawns alone"
+    if side.keep == "index":
+        return False, "not applied: the inductive threads are read through arena indices"
+    if "column_loops" in off:
+        return False, f"switched off ({PLAN_OFF_ENV}=column_loops); it would apply"
+    if not tg.column_loops:
+        return False, f"not applied: the {tg.name} back end's default (off)"
+    return True, (f"on: {len(stmts)} spawns, each frame column's children written by a "
+                  "loop of its own (knapsack numba reexp B = 4096, CPU time of the run: "
+                  "0.0196-0.0199 s -> 0.0174-0.0178 s, AVX-512 build)")
