@@ -71,5 +71,6 @@ def test_results_and_statistics_identical_on_and_off(monkeypatch: pytest.MonkeyP
             got = [ct.run(rargs, sched, workers=workers) for ct in built.values()]
             (red_on, st_on), (red_off, st_off) = got
             assert red_on == red_off, (sched, workers)
-            for s in STATS:
+            # (with 2 workers the blocks depend on the stealing: the counts per level)
+            for s in STATS if workers == 1 else ("tasks_per_level", "leaves_per_level"):
                 assert getattr(st_on, s) == getattr(st_off, s), (sched, workers, s)

@@ -221,6 +221,7 @@ class NumbaModuleGen:
         self.loop_reads: list[str] = [] if loop is None else list(loop[1].by_index)
         self._lanes: LaneSpawnsEmitter | None = None
         self.cb_done = False  # site_leaves: the block's test (cb_) emitted
+        self._flags_pass = False  # sentinel_partials: emitting the pass with the flags
         # the scratch columns' sizes for a block of n threads (column: per thread, fixed),
         # decided before anything is emitted
         self.scratch_need: dict[int, tuple[int, int]] = {}
@@ -690,6 +691,9 @@ class NumbaModuleGen:
 
         L += ["        for j in range(ni):"]
         L += self.thread_body(bp.inductive, step.reads, "            ", src="q_", spawn=inline)
+        if fold is not None and level.sentinel:
+            site = 0  # (the pass again: the same sites)
+            L += self.sentinel_pass(step, fold, top, inline)
         if fold is not None:
             for p in fold.partials:
                 decl = self.program.reducers[p.reducer]
@@ -701,7 +705,11 @@ class NumbaModuleGen:
                         L.append(f"        {acc} = {rt}({acc} + {rt}({lp}))")
                     else:
                         cmp = ">" if p.op == "max" else "<"
-                        L += [f"        if {la} != 0 and {rt}({lp}) {cmp} {acc}:",
+                        any_ = la if not level.sentinel else \
+                            f"({la} != 0 or {lp} != {self.identity(p)})"
+                        L += [f"        if {any_} != 0 and {rt}({lp}) {cmp} {acc}:"
+                              if not level.sentinel else
+                              f"        if {any_} and {rt}({lp}) {cmp} {acc}:",
                               f"            {acc} = {rt}({lp})"]
         L += [f"        for k in range({top}):  # child block k: ni inlined leaves",
               "            kcnt[k] = 0",
@@ -715,6 +723,36 @@ class NumbaModuleGen:
         """Whether every child of the block is a leaf (leaf_level; one value per block)."""
         return "(" + " and ".join(f"({self.expr(t)})" for t in level.tests) + ")"
 
+    def identity(self, p: kp.FoldPartial) -> str:
+        """A min / max partial's identity, as the numba literal of its type."""
+        lim = np.iinfo(p.ty.dtype)
+        return f"{np_type(p.ty, '')}({int(lim.min if p.op == 'max' else lim.max)})"
+
+    def sentinel_pass(self, step: kp.StraightSpawns, fold: kp.BaseFold, top: int,
+                      inline: Callable[[ir.Spawn, str], list[str]]) -> list[str]:
+        """sentinel_partials (:attr:`kp.LeafLevel.sentinel`): the threads' loop ran
+        without the flags ``_la<site>_<r>``; where a min / max partial ended at its
+        identity (no child reduced into it, or one reduced exactly that value) the loop
+        runs again with them, its partials in throwaway ``_lq`` names."""
+        mm = [p for p in fold.partials if p.op != "sum"]
+        test = " or ".join(f"_lp{k}_{p.reducer} == {self.identity(p)}"
+                           for p in mm for k in range(top))
+        L = ["        # sentinel_partials: a partial at its identity: the loop again, with",
+             "        # the flags saying whether any child reduced into it",
+             f"        if {test}:"]
+        for p in fold.partials:
+            t = np_type(p.ty, "")
+            init = "0" if p.op == "sum" else self.identity(p)
+            L += [f"            _lq{k}_{p.reducer} = {t}({init})" for k in range(top)]
+        self._flags_pass = True
+        try:
+            L += ["            for j in range(ni):"]
+            L += self.thread_body(self.bp.inductive, step.reads, "                ",
+                                  src="q_", spawn=inline)
+        finally:
+            self._flags_pass = False
+        return L
+
     def level_terms(self, fold: kp.BaseFold, env: dict[str, str], site: int,
                     ind: str) -> list[str]:
         """One inlined child's base case as masked updates of its site's partials
@@ -724,6 +762,13 @@ class NumbaModuleGen:
         part = {p.reducer: p for p in fold.partials}
         L: list[str] = []
         conds: dict[ir.Expr, str] = {}
+        # sentinel_partials: the main loop keeps no flags, the pass after it (its
+        # partials in _lq names) only them
+        level = self.plan.step(kp.StraightSpawns)
+        sentinel = isinstance(level, kp.StraightSpawns) and level.leaf_level is not None \
+            and level.leaf_level.sentinel
+        flags = not sentinel or self._flags_pass
+        pname = "_lq" if sentinel and flags else "_lp"
         for tm in fold.terms:
             for c, _ in tm.conds:
                 if c not in conds:
@@ -734,7 +779,7 @@ class NumbaModuleGen:
             p = part[tm.reducer]
             t = np_type(p.ty, "")
             ok = " & ".join(conds[c] if pos else f"(not {conds[c]})" for c, pos in tm.conds)
-            fp = f"_lp{site}_{tm.reducer}"
+            fp = f"{pname}{site}_{tm.reducer}"
             v = f"_lv{site}_{i}"
             body = [f"{ind}{v} = {t}({self.expr(lane_ir.rename_expr(tm.value, env))})"]
             if p.op == "sum":
@@ -747,9 +792,10 @@ class NumbaModuleGen:
                 if ok:
                     body += [f"{ind}{o} = {ok}",
                              f"{ind}{k} = {t}({t}(0) - {t}({o}))",
-                             f"{ind}{m} = {t}(({v} & {k}) | ({t}({idv}) & ~{k}))",
-                             f"{ind}_la{site}_{tm.reducer} = max(_la{site}_{tm.reducer}, "
-                             f"int32({o}))"]
+                             f"{ind}{m} = {t}(({v} & {k}) | ({t}({idv}) & ~{k}))"]
+                    if flags:
+                        body.append(f"{ind}_la{site}_{tm.reducer} = max("
+                                    f"_la{site}_{tm.reducer}, int32({o}))")
                 else:
                     body += [f"{ind}{m} = {v}", f"{ind}_la{site}_{tm.reducer} = int32(1)"]
                 body.append(f"{ind}{fp} = {'max' if p.op == 'max' else 'min'}({fp}, {m})")
