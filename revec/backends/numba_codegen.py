@@ -221,6 +221,7 @@ class NumbaModuleGen:
         self.loop_reads: list[str] = [] if loop is None else list(loop[1].by_index)
         self._lanes: LaneSpawnsEmitter | None = None
         self.cb_done = False  # site_leaves: the block's test (cb_) emitted
+        self._flags_pass = False  # sentinel_partials: emitting the pass with the flags
         # the scratch columns' sizes for a block of n threads (column: per thread, fixed),
         # decided before anything is emitted
         self.scratch_need: dict[int, tuple[int, int]] = {}
@@ -611,6 +612,11 @@ class NumbaModuleGen:
         bp = self.bp
         L: list[str] = []
         w = L.append
+        if isinstance(step, kp.StraightSpawns) and step.column_loops:
+            L += self.column_loops(step)
+            if step.leaf_level is not None:
+                return self.leaf_level(step, step.leaf_level, L)
+            return L
         w("    # inductive case: the thread's k-th spawn goes to child block k")
         if self.local_counts:
             w("    _kc0 = kcnt[0]")
@@ -627,6 +633,37 @@ class NumbaModuleGen:
             w("    kcnt[1] = _kc1")
         if isinstance(step, kp.StraightSpawns) and step.leaf_level is not None:
             return self.leaf_level(step, step.leaf_level, L)
+        return L
+
+    def column_loops(self, step: kp.StraightSpawns) -> list[str]:
+        """column_loops (:attr:`kp.StraightSpawns.column_loops`): the straight inductive
+        case as one loop per frame column, each storing that column of every spawn of
+        the thread (the body is its spawns alone, so running it once per column repeats
+        no effect; loads and values another column needs are dead code there).  Each
+        child block's part of the column through a pointer taken before the loop."""
+        bp = self.bp
+        L = ["    # inductive case (column_loops): one loop per frame column, storing that",
+             "    # column of each spawn k to child block k, slot j"]
+        nsp = bp.max_spawns or 0
+        for c, p in enumerate(bp.columns):
+            for k in range(nsp):
+                base = f"out_base + {k} * ns" if k else "out_base"
+                L.append(f"    _o{k}_{p.name} = ptr_add({col(p.name)}, {base})")
+            L.append("    for j in range(j0, ni):")
+            seen = [0]
+
+            def spawn(s: ir.Spawn, ind: str, c: int = c, name: str = p.name,
+                      seen: list[int] = seen) -> list[str]:
+                vals = [self.expr(a) for a, q in zip(s.args, bp.fields)
+                        if q.name not in bp.invariant]
+                k = seen[0]
+                seen[0] += 1
+                return [f"{ind}{st(f'_o{k}_{name}', 'j', vals[c])}"]
+
+            L += self.thread_body(bp.inductive, step.reads, "        ", src="q_", spawn=spawn)
+        self.next_static += nsp
+        L.append(f"    for k in range({nsp}):  # every inductive thread spawned each")
+        L.append("        kcnt[k] = ni")
         return L
 
     def leaf_level(self, step: kp.StraightSpawns, level: kp.LeafLevel,
@@ -683,6 +720,9 @@ class NumbaModuleGen:
 
         L += ["        for j in range(ni):"]
         L += self.thread_body(bp.inductive, step.reads, "            ", src="q_", spawn=inline)
+        if fold is not None and level.sentinel:
+            site = 0  # (the pass again: the same sites)
+            L += self.sentinel_pass(step, fold, top, inline)
         if fold is not None:
             for p in fold.partials:
                 decl = self.program.reducers[p.reducer]
@@ -694,7 +734,11 @@ class NumbaModuleGen:
                         L.append(f"        {acc} = {rt}({acc} + {rt}({lp}))")
                     else:
                         cmp = ">" if p.op == "max" else "<"
-                        L += [f"        if {la} != 0 and {rt}({lp}) {cmp} {acc}:",
+                        any_ = la if not level.sentinel else \
+                            f"({la} != 0 or {lp} != {self.identity(p)})"
+                        L += [f"        if {any_} != 0 and {rt}({lp}) {cmp} {acc}:"
+                              if not level.sentinel else
+                              f"        if {any_} and {rt}({lp}) {cmp} {acc}:",
                               f"            {acc} = {rt}({lp})"]
         L += [f"        for k in range({top}):  # child block k: ni inlined leaves",
               "            kcnt[k] = 0",
@@ -708,6 +752,36 @@ class NumbaModuleGen:
         """Whether every child of the block is a leaf (leaf_level; one value per block)."""
         return "(" + " and ".join(f"({self.expr(t)})" for t in level.tests) + ")"
 
+    def identity(self, p: kp.FoldPartial) -> str:
+        """A min / max partial's identity, as the numba literal of its type."""
+        lim = np.iinfo(p.ty.dtype)
+        return f"{np_type(p.ty, '')}({int(lim.min if p.op == 'max' else lim.max)})"
+
+    def sentinel_pass(self, step: kp.StraightSpawns, fold: kp.BaseFold, top: int,
+                      inline: Callable[[ir.Spawn, str], list[str]]) -> list[str]:
+        """sentinel_partials (:attr:`kp.LeafLevel.sentinel`): the threads' loop ran
+        without the flags ``_la<site>_<r>``; where a min / max partial ended at its
+        identity (no child reduced into it, or one reduced exactly that value) the loop
+        runs again with them, its partials in throwaway ``_lq`` names."""
+        mm = [p for p in fold.partials if p.op != "sum"]
+        test = " or ".join(f"_lp{k}_{p.reducer} == {self.identity(p)}"
+                           for p in mm for k in range(top))
+        L = ["        # sentinel_partials: a partial at its identity: the loop again, with",
+             "        # the flags saying whether any child reduced into it",
+             f"        if {test}:"]
+        for p in fold.partials:
+            t = np_type(p.ty, "")
+            init = "0" if p.op == "sum" else self.identity(p)
+            L += [f"            _lq{k}_{p.reducer} = {t}({init})" for k in range(top)]
+        self._flags_pass = True
+        try:
+            L += ["            for j in range(ni):"]
+            L += self.thread_body(self.bp.inductive, step.reads, "                ",
+                                  src="q_", spawn=inline)
+        finally:
+            self._flags_pass = False
+        return L
+
     def level_terms(self, fold: kp.BaseFold, env: dict[str, str], site: int,
                     ind: str) -> list[str]:
         """One inlined child's base case as masked updates of its site's partials
@@ -717,6 +791,13 @@ class NumbaModuleGen:
         part = {p.reducer: p for p in fold.partials}
         L: list[str] = []
         conds: dict[ir.Expr, str] = {}
+        # sentinel_partials: the main loop keeps no flags, the pass after it (its
+        # partials in _lq names) only them
+        level = self.plan.step(kp.StraightSpawns)
+        sentinel = isinstance(level, kp.StraightSpawns) and level.leaf_level is not None \
+            and level.leaf_level.sentinel
+        flags = not sentinel or self._flags_pass
+        pname = "_lq" if sentinel and flags else "_lp"
         for tm in fold.terms:
             for c, _ in tm.conds:
                 if c not in conds:
@@ -727,7 +808,7 @@ class NumbaModuleGen:
             p = part[tm.reducer]
             t = np_type(p.ty, "")
             ok = " & ".join(conds[c] if pos else f"(not {conds[c]})" for c, pos in tm.conds)
-            fp = f"_lp{site}_{tm.reducer}"
+            fp = f"{pname}{site}_{tm.reducer}"
             v = f"_lv{site}_{i}"
             body = [f"{ind}{v} = {t}({self.expr(lane_ir.rename_expr(tm.value, env))})"]
             if p.op == "sum":
@@ -740,9 +821,10 @@ class NumbaModuleGen:
                 if ok:
                     body += [f"{ind}{o} = {ok}",
                              f"{ind}{k} = {t}({t}(0) - {t}({o}))",
-                             f"{ind}{m} = {t}(({v} & {k}) | ({t}({idv}) & ~{k}))",
-                             f"{ind}_la{site}_{tm.reducer} = max(_la{site}_{tm.reducer}, "
-                             f"int32({o}))"]
+                             f"{ind}{m} = {t}(({v} & {k}) | ({t}({idv}) & ~{k}))"]
+                    if flags:
+                        body.append(f"{ind}_la{site}_{tm.reducer} = max("
+                                    f"_la{site}_{tm.reducer}, int32({o}))")
                 else:
                     body += [f"{ind}{m} = {v}", f"{ind}_la{site}_{tm.reducer} = int32(1)"]
                 body.append(f"{ind}{fp} = {'max' if p.op == 'max' else 'min'}({fp}, {m})")

@@ -47,6 +47,7 @@ from revec.runtime.numba_support import (
     grow_counted,
     held,
     interrupted,
+    over_budget_borrowed,
 )
 
 # rec columns
@@ -57,7 +58,7 @@ SEG_COLS = 3
 SP, SEGTOP, MAXDEPTH, VEC, BLOCKS, LIVE, PEAK = range(7)
 INLINED = 7  # leaves inlined (the C driver's and revec.runtime.workers' index too)
 P_OFF, P_N, P_DEPTH, P_MODE, P_OUT, P_PH = range(8, 14)
-ST_SIZE = 14
+ST_SIZE = 16  # (P_NS = 14, P_KUSED = 15, below)
 # lv columns
 L_TASKS, L_LEAVES, L_REEXP, L_GROWTH, L_RETURNS = range(5)
 LV_COLS = 5
@@ -262,7 +263,25 @@ DRIVER_SIG = types.Tuple((types.float64[:, ::1], INTS))(
     types.ListType(INTS), types.int64, types.int64, types.int64, types.int64)
 
 
-@njit(cache=True, nogil=True)
+# A block's work runs in two steps compiled without numba's reference counting
+# (``_nrt=False``, as pick / account / finish): :func:`block_run` (the scratch columns,
+# the child blocks' room, the kernel, the statistics, the bfs compaction) and
+# :func:`block_end` (the record stack, the child counts cleared); between them the caller
+# grows the segment rows (an allocation, so in code with reference counting).  Their
+# array and list arguments are borrowed: no reference is taken or dropped per block.
+# Before, the whole block ran in ``run_block`` inlined into the caller, whose rebinding
+# of its ten array and list arguments and calls of reference-counted helpers per column
+# (``ensure_bytes_at``, ``_move_down``, ``grow_children``, ``interrupted``) took and
+# dropped references, atomic operations, on every block (knapsack reexp B = 4096,
+# sampled: NRT_incref / NRT_decref 15 % of the compiled code's samples).
+# block_run's status: the child blocks used (>= 0: call block_end next), or
+BLOCK_STOP = -1  # the columns could not grow or the run is over its budget: stop
+BLOCK_DONE = -2  # a block of inlined leaves alone: done, no block_end
+P_NS = 14  # st: the children's stride of the block block_run ran (for block_end)
+P_KUSED = 15  # st: the child blocks it used (drive, between block_run and block_end)
+
+
+@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True)
 def _move_down(cols, c, w, dst, src, count):
     """Copy ``count`` elements of width ``w`` bytes of column ``cols[c]`` from ``src``
     down to ``dst`` < ``src`` (a forward copy), in the column's own element width so the
@@ -285,27 +304,31 @@ def _move_down(cols, c, w, dst, src, count):
             store(v1, dst * w + t, ld(v1, src * w + t))
 
 
-# inlined into its callers (run_schedule, the workers' loop) by numba's IR inliner: a
-# call takes and drops a reference to each of its ten array and list arguments, atomic
-# operations every block (sampled, fib at B = 4096 on the Zen 4: 13 % fewer samples in
-# compiled code, 4127-4287 -> 3615-3680)
-@njit(cache=True, nogil=True, inline="always")
-def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, seg, lv, st):
+@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True)
+def _columns_hold(cols, itemsizes, frames):
+    """Do the frame columns all have room for ``frames`` frames (grow_children's common
+    case: nothing to grow)?"""
+    for c in range(itemsizes.size):
+        if frames * itemsizes[c] > column_size(cols, c):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True)
+def block_run(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, seg, lv,
+              st, scratch):
     """Execute the block :func:`pick` chose (its offset, size, depth, mode and output
-    base are in ``st``): the kernel, growing the child blocks when a thread needs more,
-    the statistics, the bfs compaction of the children, and :func:`finish`.  Shared by
-    the one-worker driver and every worker of :mod:`revec.runtime.numba_workers`.
-    Returns ``(ok, lv, seg)`` (both may have been grown); not ok: the columns could not
-    grow or the run is over the memory budget (``ints[1][1]``), and the caller stops."""
+    base are in ``st``; ``lv`` has a row for its children's level): the kernel, growing
+    the child blocks when a thread needs more, the statistics and the bfs compaction of
+    the children.  ``scratch``: ``ints`` holds the module's scratch sizes (``ints[5]``).
+    Returns the child blocks used (then the caller makes room in ``seg`` and calls
+    :func:`block_end`), BLOCK_DONE, or BLOCK_STOP: the columns could not grow or the run
+    is over the memory budget (``ints[1][1]``), and the caller stops."""
     ncols = itemsizes.size
     off = st[P_OFF]
     n = st[P_N]
-    depth = st[P_DEPTH]
     out_base = st[P_OUT]
-    if depth + 2 > lv.shape[0]:  # the per-level statistics grow with the depth: counted
-        lv = grow_counted(lv, depth + 2, ints, K_LEVELS)
-        if ld(column_ptr(ints, 1, np.int64), 1) != 0:
-            return False, lv, seg
+    kcnt = column_ptr(ints, 0, np.int64)
     if n == 0:
         # a block of inlined leaves alone (leaf inlining: a child block whose children
         # all ran in their parents' threads) runs no kernel and makes no child: only its
@@ -315,33 +338,38 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
         ph = st[P_PH]
         account(lv, st, ph, ph, P)
         st[INLINED] += ph
-        finish(rec, st, seg, lv, column_ptr(ints, 0, np.int64), 0, 0, B, 0)
-        return True, lv, seg
+        finish(rec, st, seg, lv, kcnt, 0, 0, B, 0)
+        return BLOCK_DONE
     for c in range(ncols):  # the kernel's base / inductive scratch columns
         ensure_bytes_at(cols, ncols + c, n * itemsizes[c])
         ensure_bytes_at(cols, 2 * ncols + c, n * itemsizes[c])
-    if len(ints) > 5:  # the module's own scratch columns (its SCRATCH_BYTES)
+    if scratch:  # the module's own scratch columns (its SCRATCH_BYTES)
         need = column_ptr(ints, 5, np.int64)
         for c in range(column_size(ints, 5) // 2):
             ensure_bytes_at(cols, 3 * ncols + c, n * ld(need, 2 * c) + ld(need, 2 * c + 1))
     # ints' arrays through borrowed pointers (no list item taken: see numba_access);
     # taken again after anything that may replace them (grow_children).  The child
     # counts (ints[0]) are all zero here: a run starts with zeros and every block
-    # clears the ones it used (below)
+    # clears the ones it used (block_end)
     # child block k starts at out_base + k * (ni + slack), ni <= n (the kernel plan)
     slack = ld(column_ptr(ints, 3, np.int64), M_SLACK)
     if static_k >= 0:
-        if not grow_children(cols, ints, itemsizes, out_base + static_k * (n + slack), 0):
-            return False, lv, seg
+        frames = out_base + static_k * (n + slack)
+        if _columns_hold(cols, itemsizes, frames):  # grow_children with nothing to grow
+            if over_budget_borrowed(ints, cols, itemsizes, frames):
+                return BLOCK_STOP
+        elif not grow_children(cols, ints, itemsizes, frames, 0):
+            return BLOCK_STOP
     # (a kernel that needs more child blocks grows them itself, budget checked)
     nb, kused = kernel(cols, consts, accs, ints, off, n, out_base)
     if ld(column_ptr(ints, 1, np.int64), 1) != 0:
-        return False, lv, seg
+        return BLOCK_STOP
     ph = st[P_PH]  # the block's inlined leaves: tasks and leaves of its level
     account(lv, st, n + ph, nb + ph, P)
     st[INLINED] += ph
     kcnt = column_ptr(ints, 0, np.int64)
     ns = n - nb + slack  # the children's stride
+    st[P_NS] = ns
     if st[P_MODE] == 0:
         # bfs: the next block is all children in spawn-index order, compacted
         # down to the record's base (it replaces the block that made them)
@@ -354,14 +382,18 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
                 if src != dst:
                     _move_down(cols, c, w, dst, src, ld(kcnt, k))
                 dst += ld(kcnt, k)
-    if st[SEGTOP] + kused + 1 > seg.shape[0]:
-        seg = grow_counted(seg, st[SEGTOP] + kused + 1, ints, K_RECORDS)
-        if ld(column_ptr(ints, 1, np.int64), 1) != 0:
-            return False, lv, seg
+    return kused
+
+
+@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True)
+def block_end(rec, st, seg, lv, ints, static_k, B, kused):
+    """After :func:`block_run` ran a block that used ``kused`` child blocks (``seg`` has
+    room for them): :func:`finish`, and the child counts it used cleared."""
+    kcnt = column_ptr(ints, 0, np.int64)
     # a static kernel's inlined leaves per child block follow its counts (the runner
     # keeps 2 x static_k counts; zero where the plan inlines none)
     lk = static_k if static_k > 0 else 0
-    finish(rec, st, seg, lv, kcnt, kused, ns, B, lk)
+    finish(rec, st, seg, lv, kcnt, kused, st[P_NS], B, lk)
     # only the counts this block used, not the whole array: uts's root spawns 2,000
     # children, so the array holds thousands of counts, and clearing all of them cost
     # every later block a loop over all of them
@@ -369,7 +401,81 @@ def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, 
         store(kcnt, k, 0)
         if lk > 0:
             store(kcnt, lk + k, 0)
+
+
+# inlined into the workers' loop by numba's IR inliner (revec.runtime.numba_workers); the
+# one-worker driver run_schedule writes the same steps out in its loop
+@njit(cache=True, nogil=True, inline="always")
+def run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, seg, lv, st):
+    """Execute the block :func:`pick` chose (its offset, size, depth, mode and output
+    base are in ``st``): :func:`block_run`, the segment rows grown, :func:`block_end`.
+    Shared by every worker of :mod:`revec.runtime.numba_workers`.  Returns ``(ok, lv,
+    seg)`` (both may have been grown); not ok: the columns could not grow or the run is
+    over the memory budget (``ints[1][1]``), and the caller stops."""
+    if st[P_DEPTH] + 2 > lv.shape[0]:  # the per-level statistics grow with the depth
+        lv = grow_counted(lv, st[P_DEPTH] + 2, ints, K_LEVELS)
+        if ld(column_ptr(ints, 1, np.int64), 1) != 0:
+            return False, lv, seg
+    kused = block_run(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P, rec, seg,
+                      lv, st, len(ints) > 5)
+    if kused == BLOCK_STOP:
+        return False, lv, seg
+    if kused == BLOCK_DONE:
+        return True, lv, seg
+    if st[SEGTOP] + kused + 1 > seg.shape[0]:
+        seg = grow_counted(seg, st[SEGTOP] + kused + 1, ints, K_RECORDS)
+        if ld(column_ptr(ints, 1, np.int64), 1) != 0:
+            return False, lv, seg
+    block_end(rec, st, seg, lv, ints, static_k, B, kused)
     return True, lv, seg
+
+
+# drive's status: the schedule is done, or it stopped (Ctrl-C, out of memory, over the
+# budget: the caller raises), or an array needs to grow (the caller grows it and calls
+# drive again, resuming where it returned: RESUME_*)
+RUN_DONE, RUN_STOP, NEED_REC, NEED_LV, NEED_SEG = range(5)
+RESUME_PICK, RESUME_BLOCK, RESUME_END = range(3)
+
+
+@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True)
+def drive(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P, rec, seg, lv, st,
+          scratch, resume):
+    """The one-worker driver's loop over blocks (pick, block_run, block_end), compiled
+    without reference counting: its arrays are borrowed, nothing is allocated.  Returns
+    when the schedule is done or stopped, or when ``rec`` (NEED_REC), ``lv`` (NEED_LV) or
+    ``seg`` (NEED_SEG) must grow first, an allocation its caller makes before calling
+    again with ``resume`` RESUME_PICK (the next block), RESUME_BLOCK (run the block
+    picked) or RESUME_END (block_end of the block run).  The loop as run_schedule's own
+    code took and dropped references to its growable arrays on every block (knapsack
+    reexp B = 4096, sampled: NRT_incref / NRT_decref 3-4 % of the compiled code)."""
+    while True:
+        if resume == RESUME_PICK:
+            # Ctrl-C, checked once per block record; the caller raises
+            if interrupted(ints):
+                return RUN_STOP
+            if st[SP] + 2 > rec.shape[0]:  # the record stack grows with the depth
+                return NEED_REC
+            status = pick(rec, st, seg, lv, R)
+            if status < 0:
+                return RUN_DONE
+            if status == 0:
+                continue
+            resume = RESUME_BLOCK
+        if resume == RESUME_BLOCK:
+            if st[P_DEPTH] + 2 > lv.shape[0]:  # the per-level statistics grow with depth
+                return NEED_LV
+            kused = block_run(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P,
+                              rec, seg, lv, st, scratch)
+            resume = RESUME_PICK
+            if kused == BLOCK_DONE:
+                continue
+            if kused == BLOCK_STOP:
+                return RUN_STOP  # out of memory or over the budget: the caller raises
+            st[P_KUSED] = kused
+        if st[SEGTOP] + st[P_KUSED] + 1 > seg.shape[0]:
+            return NEED_SEG
+        block_end(rec, st, seg, lv, ints, static_k, B, st[P_KUSED])
+        resume = RESUME_PICK
 
 
 @njit(DRIVER_SIG, cache=True, nogil=True)
@@ -378,21 +484,24 @@ def run_schedule(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P)
     rec, seg, lv, st = new_state()
     if not charge_state(ints, rec, seg, lv):
         return lv[:0].copy(), st
+    scratch = len(ints) > 5  # the module's scratch sizes (block_run)
+    resume = RESUME_PICK
     while True:
-        # Ctrl-C, checked once per block record; the caller raises
-        if interrupted(ints):
-            break
-        if st[SP] + 2 > rec.shape[0]:  # the record stack grows with the depth: counted
+        why = drive(kernel, cols, itemsizes, consts, accs, ints, static_k, B, R, P, rec, seg,
+                    lv, st, scratch, resume)
+        # the growth drive asked for (counted against the budget; over it, the budget
+        # flag is set and the caller raises)
+        if why == NEED_REC:
             rec = grow_counted(rec, st[SP] + 2, ints, K_RECORDS)
-            if ld(column_ptr(ints, 1, np.int64), 1) != 0:
-                break
-        status = pick(rec, st, seg, lv, R)
-        if status < 0:
+            resume = RESUME_PICK
+        elif why == NEED_LV:
+            lv = grow_counted(lv, st[P_DEPTH] + 2, ints, K_LEVELS)
+            resume = RESUME_BLOCK
+        elif why == NEED_SEG:
+            seg = grow_counted(seg, st[SEGTOP] + st[P_KUSED] + 1, ints, K_RECORDS)
+            resume = RESUME_END
+        else:
             break
-        if status == 0:
-            continue
-        ok, lv, seg = run_block(kernel, cols, itemsizes, consts, accs, ints, static_k, B, P,
-                                rec, seg, lv, st)
-        if not ok:
-            break  # out of memory or over the budget: the caller raises
+        if ld(column_ptr(ints, 1, np.int64), 1) != 0:
+            break
     return level_rows(lv, st, ints), st

@@ -41,7 +41,7 @@ def grow2(a, need):
 # links into every kernel) one version per literal column index a kernel passes
 # (``ensure_bytes(cols, 19, n + 32)``), which was a fifth of a kernel's compile time
 @njit(types.none(types.ListType(types.uint8[::1]), types.int64, types.int64),
-      cache=True, nogil=True)
+      cache=True, nogil=True, _nrt=True)
 def ensure_bytes(cols, c, nbytes):
     """Grow byte column ``cols[c]`` to at least ``nbytes`` (contents kept)."""
     if nbytes <= column_size(cols, c):  # the common case: no list item taken
@@ -74,7 +74,11 @@ def frames_held(cols, itemsizes):
     return cap
 
 
-@njit(cache=True, nogil=True)
+# (interrupted, over_budget_borrowed: every block asks them; compiled without reference
+# counting, their arguments borrowed, as the driver's block steps,
+# revec.runtime.numba_scheduler; no CPython wrapper: one unboxes a typed list through the
+# reference-counted runtime)
+@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True)
 def interrupted(ints):
     """Ctrl-C: ``ints[4]`` (when present) is the interrupt flag of
     revec.runtime.interrupt, set by Python's SIGINT handler; read borrowed."""
@@ -91,7 +95,9 @@ K_FRAMES, K_RECORDS, K_LEVELS, K_OTHER = range(4)
 N_FLAGS = F_HELD + 4
 
 
-@njit(cache=True, nogil=True)
+# (_nrt=True, as ensure_bytes and grow_children: called from code compiled without
+# reference counting, whose flag a callee would otherwise inherit)
+@njit(cache=True, nogil=True, _nrt=True)
 def _within(ints, mine, kind):
     """This worker now holds ``mine`` bytes: within the budget together with the other
     workers' (then published in ``ints[2]``)?  Else flag ``kind`` in ``ints[1]``."""
@@ -113,6 +119,12 @@ def _within(ints, mine, kind):
 
 @njit(cache=True, nogil=True)
 def over_budget(ints, cols, itemsizes, frames):
+    """:func:`over_budget_borrowed` (callable from Python)."""
+    return over_budget_borrowed(ints, cols, itemsizes, frames)
+
+
+@njit(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True)
+def over_budget_borrowed(ints, cols, itemsizes, frames):
     """Would ``frames`` frames in the frame columns (plus every scratch column, plus what
     else this worker holds) exceed the budget ``ints[1][0]`` bytes (0: none)?  Then flag
     it in ``ints[1][1]``."""
@@ -187,7 +199,7 @@ def grow_counted(a, need, ints, kind):
     return b
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)
 def grow_children(cols, ints, itemsizes, frames, nk):
     """Room for ``frames`` frames in every frame column and ``nk`` child-block counters
     (``ints[0]``, zero-filled); False (and the budget flag set) if over the budget."""
