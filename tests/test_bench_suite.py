@@ -140,13 +140,12 @@ class _Bar:
         pass
 
 
-def test_sweep_scan_stop_skip_and_refine(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The sweep's rules on synthetic times (seconds by back end and B; nothing runs)."""
+def _fake_times(monkeypatch: pytest.MonkeyPatch, c_time: dict[int, float],
+                nb_time: dict[int, float]) -> list[tuple[str, int]]:
+    """Runs of the sweep take these seconds (by back end and B) and run nothing; the
+    list returned records each (back end, B) run."""
     from revec.bench import suite
-    from revec.bench.presets import preset
 
-    c_time = {65536: 0.5, 16384: 0.4, 4096: 0.43, 1024: 0.9, 256: 3.0, 64: 9.0, 16: 30.0}
-    nb_time = {65536: 2.0, 16384: 1.5, 4096: 1.6, 1024: 2.5, 256: 6.0, 64: 12.0, 16: 60.0}
     ran: list[tuple[str, int]] = []
 
     def fake_once(self: suite._Bench, rec: suite.Record) -> bool:
@@ -157,6 +156,17 @@ def test_sweep_scan_stop_skip_and_refine(monkeypatch: pytest.MonkeyPatch) -> Non
         return True
 
     monkeypatch.setattr(suite._Bench, "_revec_once", fake_once)
+    return ran
+
+
+def test_sweep_scan_stop_skip_and_refine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep's rules on synthetic times (seconds by back end and B; nothing runs)."""
+    from revec.bench import suite
+    from revec.bench.presets import preset
+
+    c_time = {65536: 0.5, 16384: 0.4, 4096: 0.43, 1024: 0.9, 256: 3.0, 64: 9.0, 16: 30.0}
+    nb_time = {65536: 2.0, 16384: 1.5, 4096: 1.6, 1024: 2.5, 256: 6.0, 64: 12.0, 16: 60.0}
+    ran = _fake_times(monkeypatch, c_time, nb_time)
     plan = SweepPlan(c_sizes=tuple(c_time), numba_sizes=tuple(nb_time))
     b = suite._Bench(preset("fib", "quick"), plan, 0, _Bar())
     c = {r.block_size: r for r in b.curve("c", "reexp", plan.c_sizes, "table")}
@@ -184,16 +194,7 @@ def test_sweep_coarse_scan_runs_the_best_sizes_neighbours(monkeypatch: pytest.Mo
     c_time[256] = 5.0                      # over 4x C's best: numba must not run it
     nb_time = {65536: 0.9, 32768: 0.55, 16384: 0.6, 8192: 0.8, 4096: 1.0, 1024: 1.2, 512: 1.3,
                256: 9.0}
-    ran: list[tuple[str, int]] = []
-
-    def fake_once(self: suite._Bench, rec: suite.Record) -> bool:
-        table = c_time if rec.backend == "c" else nb_time
-        ran.append((rec.backend, rec.block_size or 0))
-        rec.times.append(table[rec.block_size or 65536])
-        rec.verified = True
-        return True
-
-    monkeypatch.setattr(suite._Bench, "_revec_once", fake_once)
+    ran = _fake_times(monkeypatch, c_time, nb_time)
     plan = SweepPlan(c_sizes=tuple(sorted(c_time)), numba_sizes=(65536, 16384, 4096, 1024, 256))
     assert plan.max_neighbours("c") == 0 and plan.max_neighbours("numba") == 2
     assert plan.neighbours("numba", 16384) == (32768, 8192)
