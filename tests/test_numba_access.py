@@ -6,12 +6,14 @@ import functools
 
 import numpy as np
 import pytest
-from numba import njit, typed
+from numba import njit, typed, types
+from numba.extending import intrinsic
 
 from revec.runtime.numba_access import (
     as_column,
     column_ptr,
     column_size,
+    lane_buf,
     ld,
     ld_at,
     st,
@@ -166,3 +168,43 @@ def test_column_size_follows_the_list() -> None:
     assert grown >= 8 and cols[2].size == grown
     assert np.array_equal(cols[2][:7], np.arange(7, dtype=np.uint8))
     assert list(_sizes(cols))[3:] == [64, 1000]
+
+
+@intrinsic
+def _address(typingctx, p):  # type: ignore[no-untyped-def]
+    """A column pointer's address as an integer (for the alignment test)."""
+    if not isinstance(p, types.CPointer):
+        return None
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        return builder.ptrtoint(args[0], context.get_value_type(types.intp))
+
+    return types.intp(p), codegen
+
+
+@njit
+def _lane_buf_offsets():  # type: ignore[no-untyped-def]
+    """Each lane buffer's address modulo a cache line (64 bytes)."""
+    a = lane_buf(np.uint8)
+    b = lane_buf(np.uint64)
+    c = lane_buf(np.uint32)
+    st(a, 0, 1)
+    st(b, 0, 2)
+    st(c, 0, 3)
+    return (_address(a) % 64, _address(b) % 64, _address(c) % 64,
+            ld(a, 0) + ld(b, 0) + ld(c, 0))
+
+
+def test_lane_buffers_on_cache_lines() -> None:
+    """lane_buf's stack arrays start on a cache line whatever the stack pointer's offset
+    (ASLR moves it by multiples of 16 bytes from process to process; 256-bit accesses of
+    a lane buffer 16 bytes off a 32-byte boundary split cache lines).  Called at several
+    C-stack depths (each ``map`` level moves the stack pointer)."""
+
+    def nest(n: int) -> tuple[int, int, int, int]:
+        if n == 0:
+            return _lane_buf_offsets()  # type: ignore[no-any-return]
+        return list(map(lambda _: nest(n - 1), [0]))[0]
+
+    for depth in range(6):
+        assert nest(depth) == (0, 0, 0, 6)
