@@ -470,23 +470,29 @@ class NumbaModuleGen:
             L += self.site_leaf_test()
             self.cb_done = True
             leaves = " and not cb_"
-        if not ind:
-            pass
-        elif how == "bfs":
+        if ind:
             # (leaf_level: a block whose children are all leaves writes none: in place)
             straight = self.plan.step(kp.StraightSpawns)
             level = straight.leaf_level if isinstance(straight, kp.StraightSpawns) else None
             unless = leaves + ("" if level is None else " and not " + self.level_test(level))
-            L += [f"    if ni > 0 and out_base < off + n{unless}:  # bfs: the children "
-                  "overwrite the block: read a copy"]
-            L += [f"        {x}" for x in copy]
-            L.append("    else:")
-            L += [f"        {x}" for x in here]
-        elif how == "never":  # read before any child is written
-            L += [f"    {x}" for x in here]
-        else:  # the kernel may grow (move) the columns while it spawns: read a copy
-            L += [f"    {x}" for x in copy]
+            L += self.inductive_read(how, copy, here, "    ",
+                                     f"ni > 0 and out_base < off + n{unless}")
         return L
+
+    @staticmethod
+    def inductive_read(how: str, copy: list[str], here: list[str], pad: str,
+                       bfs_test: str) -> list[str]:
+        """The inductive side of a block read in place (``here``: pointers into it) or
+        as a copy (``copy``), as Split.inductive_copy says: bfs, a copy where
+        ``bfs_test`` holds (the children overwrite the block); never; always."""
+        if how == "bfs":
+            return [f"{pad}if {bfs_test}:  # bfs: the children overwrite the block: read a copy",
+                    *(f"{pad}    {x}" for x in copy), f"{pad}else:",
+                    *(f"{pad}    {x}" for x in here)]
+        if how == "never":  # read before any child is written
+            return [f"{pad}{x}" for x in here]
+        # the kernel may grow (move) the columns while it spawns: read a copy
+        return [f"{pad}{x}" for x in copy]
 
     def site_leaf_test(self) -> list[str]:
         """site_leaves (:class:`kp.SiteLeaves` with a test): the children's level-uniform
@@ -1016,16 +1022,8 @@ class NumbaModuleGen:
         assert how != "never" or not self.loop_reads, "the plan copies for these"
         if not ind:
             L.append("        pass")
-        elif how == "bfs":
-            L += ["        if out_base < off + n:  # bfs: the children overwrite the block: "
-                  "read a copy"]
-            L += [f"            {x}" for x in copy]
-            L.append("        else:")
-            L += [f"            {x}" for x in here]
-        elif how == "never":  # read before any child is written
-            L += [f"        {x}" for x in here]
-        else:  # the kernel may grow (move) the columns while it spawns: read a copy
-            L += [f"        {x}" for x in copy]
+        else:
+            L += self.inductive_read(how, copy, here, "        ", "out_base < off + n")
         L.append("    else:  # mixed: the split")
         moves: dict[str, list[tuple[str, str, int]]] = {"b_": [], "q_": []}
         for side, what, d in self.split_moves():
