@@ -231,3 +231,21 @@ def test_ablation_names_numba_target_isa(monkeypatch: pytest.MonkeyPatch) -> Non
                         (frozenset({"avx2", "ssse3"}), "AVX2 (REVEC_NUMBA_VECTOR=avx2)")):
         monkeypatch.setattr(numba_vector, "target_features", lambda f=feats: f)
         assert ablation.isa()["numba"] == want
+
+
+def test_each_benchmark_records_the_load_when_it_started(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    """The report says "load average when each benchmark started": each record takes
+    its own, not the suite's first one."""
+    from revec.bench import suite, suite_report
+
+    loads = iter(["0.10 0.20 0.30", "1.50 0.90 0.40", "2.00 1.20 0.60", "3.00 2.00 1.00"])
+    monkeypatch.setattr(suite_report, "loadavg", lambda: next(loads))
+    monkeypatch.setattr(suite, "run_benchmark",
+                        lambda name, *a, **k: {"name": name})
+    recs = suite.run_suite(["fib", "uts"], "quick", SweepPlan(), tmp_path, 1 << 30,
+                           progress=False, write=False)
+    # the header's own load is the first value; then one per benchmark as it starts
+    assert [r["machine"]["load_at_start"] for r in recs] == ["1.50 0.90 0.40",
+                                                             "2.00 1.20 0.60"]
+

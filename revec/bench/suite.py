@@ -472,7 +472,7 @@ def run_suite(names: Sequence[str], size: str, plan: SweepPlan, out: Path, max_m
               ) -> list[dict[str, Any]]:
     """Measure ``names`` and (with ``write``) store them under ``out`` and render the
     report from everything stored there."""
-    from revec.bench.suite_report import machine_header, render
+    from revec.bench.suite_report import loadavg, machine_header, render
 
     header = machine_header()
     records = []
@@ -480,8 +480,9 @@ def run_suite(names: Sequence[str], size: str, plan: SweepPlan, out: Path, max_m
         with tqdm(total=len(names), desc=f"revec bench ({size})", unit="benchmark",
                   disable=not progress, dynamic_ncols=True) as bar:
             for name in names:
+                load = loadavg()  # the report gives the load when each benchmark started
                 rec = run_benchmark(name, size, plan, max_memory, progress)
-                rec["machine"] = header
+                rec["machine"] = {**header, "load_at_start": load}
                 records.append(rec)
                 if write:
                     store(rec, out)
