@@ -540,12 +540,7 @@ class NumbaModuleGen:
         else:
             L.append("    for j in range(nb):")
         L += self.load_fields(ind, "b_", step.reads)
-        conds: dict[ir.Expr, str] = {}
-        for tm in fold.terms:
-            for c, _ in tm.conds:
-                if c not in conds:
-                    conds[c] = f"_fc{len(conds)}"
-                    L += at(c.loc, [f"{ind}{conds[c]} = bool({self.expr(c)})"])
+        conds = self.fold_conds(fold, ind, L)
         for i, tm in enumerate(fold.terms):
             p = part[tm.reducer]
             t = np_type(p.ty, "")
@@ -926,6 +921,17 @@ class NumbaModuleGen:
         L.append("    ni = n - nb")
         return L
 
+    def fold_conds(self, fold: kp.BaseFold, ind: str, L: list[str]) -> dict[ir.Expr, str]:
+        """The folded terms' conditions, each evaluated once per thread into ``_fc<k>``
+        (lines appended to ``L``); the variable of each condition."""
+        conds: dict[ir.Expr, str] = {}
+        for tm in fold.terms:
+            for c, _ in tm.conds:
+                if c not in conds:
+                    conds[c] = f"_fc{len(conds)}"
+                    L += at(c.loc, [f"{ind}{conds[c]} = bool({self.expr(c)})"])
+        return conds
+
     def split_fold(self, step: kp.Split, base: kp.BaseCase, fold: kp.BaseFold) -> list[str]:
         """fold_in_split (kernel_plan.fold_in_split_decision): the is-base pass also folds
         the base case for every thread, each update masked by the is-base flag, into the
@@ -956,12 +962,7 @@ class NumbaModuleGen:
             L += [f"{ind}{var(c.name)} = {ld(col(c.name), 'i')}" for c in reads]
         L += at(step.mask.loc, [f"{ind}_isb = bool({self.expr(step.mask)})"])
         L.append(f"{ind}{st('mb', 't', '_isb')}")
-        conds: dict[ir.Expr, str] = {}
-        for tm in fold.terms:
-            for c, _ in tm.conds:
-                if c not in conds:
-                    conds[c] = f"_fc{len(conds)}"
-                    L += at(c.loc, [f"{ind}{conds[c]} = bool({self.expr(c)})"])
+        conds = self.fold_conds(fold, ind, L)
         for i, tm in enumerate(fold.terms):
             p = next(x for x in fold.partials if x.reducer == tm.reducer)
             assert p.op == "sum"  # (fold_in_split_decision: sums only)
