@@ -161,7 +161,21 @@ def queens_count(n: int, board: tuple[int, ...]) -> int:
 '''
 
 
-@pytest.mark.parametrize("n", [1, 4, 6, 8])
+def test_cilk5_nqueens_elision_oracle(tmp_path: Path) -> None:
+    """The program itself, built by gcc as its serial elision, answers nqueens(8); so
+    does revec's sequential run of it (every back end and variant on n = 8: -m slow)."""
+    path = tmp_path / "nqueens.c"
+    path.write_text(CILK5_NQUEENS)
+    if cilk_oracle.gcc() is not None:
+        exe = cilk_oracle.build([path], tmp_path / "elision")
+        assert int(cilk_oracle.run(exe)[0]) == nqueens(8)
+    board = np.zeros(8, np.int8)
+    assert run_program(path, "nqueens", (8, 0, board), variant="seq").result == nqueens(8)
+
+
+# n = 8 (92 solutions, about 2,000 tasks at B = 4: 37 s, mostly the numpy back end) under
+# -m slow: the default suite's time budget; n = 6 runs the same paths by default
+@pytest.mark.parametrize("n", [1, 4, 6, pytest.param(8, marks=pytest.mark.slow)])
 def test_cilk5_nqueens_verbatim_style(n: int, tmp_path: Path) -> None:
     path = tmp_path / "nqueens.c"
     path.write_text(CILK5_NQUEENS)
