@@ -285,17 +285,7 @@ def fused_spawns(gen: Any, step: kp.LaneSpawns) -> list[str]:
         L += [f"    rv_sad_t sa_{rn} = RV_SAD_ZERO;", f"    int64_t sb_{rn} = 0;"]
     for rn, (nt, _) in narrow.items():  # a narrow sum per lane, merged every few steps
         L += [f"    {nt} ps_{rn}[{W}] = {{0}};", f"    int64_t pn_{rn} = 0;"]
-    L += [f"    for (int64_t j0 = 0; j0 < ni; j0 += {W}) {{",
-          f"        const int lanes_ = ni - j0 < {W} ? (int)(ni - j0) : {W};"]
-    L += [f"        RV_MAYBE_UNUSED {ct} {nm}[{W}];" for ct, nm in arrays]
-    L += [f"        if (lanes_ == {W}) {{",
-          "#pragma GCC ivdep",
-          f"            for (int u = 0; u < {W}; u++) {{", *body, "            }",
-          "        } else {  /* the last partial step: the missing lanes make no spawn */",
-          *[f"            memset({nm}, 0, sizeof({nm}));" for _, nm in arrays],
-          "            for (int u = 0; u < lanes_; u++) {",
-          '                __asm__ __volatile__("" ::: "memory");  /* not vectorized */',
-          *body, "            }", "        }"]
+    L += lane_steps_open(W, arrays, body)
     for n, bt in sad.items():
         rn = step.body.ops[n].stmt.reducer  # type: ignore[union-attr]
         if bt == "int8_t":  # (biased to unsigned: 128 more per lane)
@@ -694,17 +684,7 @@ def two_levels(gen: Any, step: kp.LaneSpawns, sad: dict[int, str], own: tuple[st
     L += [f"    int64_t nq{st.index} = 0;" for st in sites]
     for rn in sad_red:
         L += [f"    rv_sad_t sa_{rn} = RV_SAD_ZERO;", f"    int64_t sb_{rn} = 0;"]
-    L += [f"    for (int64_t j0 = 0; j0 < ni; j0 += {W}) {{",
-          f"        const int lanes_ = ni - j0 < {W} ? (int)(ni - j0) : {W};"]
-    L += [f"        RV_MAYBE_UNUSED {ct} {nm}[{W}];" for ct, nm in arrays]
-    L += [f"        if (lanes_ == {W}) {{",
-          "#pragma GCC ivdep",
-          f"            for (int u = 0; u < {W}; u++) {{", *body, "            }",
-          "        } else {  /* the last partial step: the missing lanes make no spawn */",
-          *[f"            memset({nm}, 0, sizeof({nm}));" for _, nm in arrays],
-          "            for (int u = 0; u < lanes_; u++) {",
-          '                __asm__ __volatile__("" ::: "memory");  /* not vectorized */',
-          *body, "            }", "        }"]
+    L += lane_steps_open(W, arrays, body)
     for n, nm in lvs:
         rn = step.body.ops[n].stmt.reducer  # type: ignore[union-attr]
         if sad[n] == "int8_t":
@@ -753,3 +733,22 @@ def two_level_blocks(plan: kp.KernelPlan, k: int) -> int:
     (technique leaf_two_levels), else k."""
     step = plan.step(kp.LaneSpawns)
     return k * k if isinstance(step, kp.LaneSpawns) and step.two_levels else k
+
+
+def lane_steps_open(W: int, arrays: list[tuple[str, str]], body: list[str]) -> list[str]:
+    """The lane steps' loop over the inductive threads, W lanes per step, opened (the
+    caller closes it): the step's lane arrays, then ``body`` once for a full step
+    (vectorized) and once for the last partial step (the missing lanes zeroed, not
+    vectorized)."""
+    return [f"    for (int64_t j0 = 0; j0 < ni; j0 += {W}) {{",
+            f"        const int lanes_ = ni - j0 < {W} ? (int)(ni - j0) : {W};",
+            *[f"        RV_MAYBE_UNUSED {ct} {nm}[{W}];" for ct, nm in arrays],
+            f"        if (lanes_ == {W}) {{",
+            "#pragma GCC ivdep",
+            f"            for (int u = 0; u < {W}; u++) {{", *body, "            }",
+            "        } else {  /* the last partial step: the missing lanes make no spawn */",
+            *[f"            memset({nm}, 0, sizeof({nm}));" for _, nm in arrays],
+            "            for (int u = 0; u < lanes_; u++) {",
+            '                __asm__ __volatile__("" ::: "memory");  /* not vectorized */',
+            *body, "            }", "        }"]
+
